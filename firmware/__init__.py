@@ -1,0 +1,1 @@
+"""The hardware edge: GPIO ball sensor and serial port."""

@@ -1,0 +1,1 @@
+"""Camera sources, ball location and reading, and the synthetic ball renderer."""
