@@ -1,0 +1,75 @@
+"""The synthetic renderer draws what its Scene says."""
+import numpy as np
+import pytest
+
+from vision.render import STYLES, Scene, random_scene, render, scene_with
+
+
+def _ball_pixels(frame, scene):
+    h, w = frame.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    cx, cy = scene.centre
+    return (xx - cx) ** 2 + (yy - cy) ** 2 < (0.9 * scene.radius) ** 2
+
+
+def test_frame_shape_and_type():
+    rng = np.random.default_rng(0)
+    frame = render(random_scene(12, rng), rng)
+    assert frame.shape == (480, 640, 3) and frame.dtype == np.uint8
+
+
+def test_same_scene_gives_same_ball_with_fresh_noise():
+    rng = np.random.default_rng(1)
+    scene = random_scene(40, rng, noise=4.0)
+    a, b = render(scene, rng), render(scene, rng)
+    diff = np.abs(a.astype(int) - b.astype(int))
+    assert diff.mean() > 0.5          # fresh noise each frame
+    assert diff.mean() < 6            # but the same ball and holder
+
+
+def test_ball_is_where_the_scene_says():
+    rng = np.random.default_rng(2)
+    scene = Scene(number=50, style="solid", font="DejaVuSans-Bold.ttf", centre=(200, 220), radius=120,
+                  lip_frac=-0.3, noise=1.0, background_bgr=(30, 30, 30))
+    frame = render(scene, rng).astype(float)
+    inside = _ball_pixels(frame, scene)
+    # The solid green ball is far greener than the dark background around it.
+    green_in = frame[inside][:, 1].mean()
+    far = frame[:, 450:][:, :, 1].mean()
+    assert green_in > far + 40
+
+
+def test_empty_holder_has_no_ball():
+    rng = np.random.default_rng(3)
+    scene = Scene(number=5, style="disc", font="DejaVuSans-Bold.ttf", noise=1.0, lip_frac=-0.3)
+    with_ball = render(scene, rng).astype(float)
+    empty = render(None, rng, holder=scene).astype(float)
+    inside = _ball_pixels(empty, scene)
+    assert with_ball[inside].mean() > empty[inside].mean() + 60
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_ink_visible_falls_as_the_ball_turns(style):
+    rng = np.random.default_rng(4)
+    base = random_scene(27, rng, style=style, lip_frac=-0.3, turned_deg=0.0,
+                        centre=(320, 240), radius=130)
+    seen = [scene_with(base, turned_deg=t).ink_visible for t in (0, 30, 60, 85)]
+    assert seen[0] == pytest.approx(1.0, abs=0.02)
+    assert seen[0] > seen[1] > seen[2] > seen[3]
+    # Foreshortening: about cos(turn) of the ink's area is seen.
+    assert seen[2] == pytest.approx(0.5, abs=0.12)
+
+
+def test_lip_hides_ink():
+    rng = np.random.default_rng(5)
+    base = random_scene(33, rng, turned_deg=40.0, turn_dir_deg=90.0, lip_frac=-0.3,
+                        centre=(320, 200), radius=130)
+    hidden = scene_with(base, lip_frac=0.35)
+    assert hidden.ink_visible < base.ink_visible - 0.2
+
+
+def test_print_turned_half_way_round_shows_the_other_side():
+    rng = np.random.default_rng(6)
+    base = random_scene(61, rng, lip_frac=-0.3, centre=(320, 240), radius=130)
+    assert scene_with(base, turned_deg=180.0).ink_visible == pytest.approx(1.0, abs=0.02)
+    assert scene_with(base, turned_deg=90.0).ink_visible < 0.1
