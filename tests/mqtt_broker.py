@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import paho.mqtt.client as mqtt
 import pytest
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -162,3 +165,73 @@ def mosquitto(tmp_path):
     broker = start_mosquitto(tmp_path)
     yield broker
     broker.kill()
+
+
+class Subscriber:
+    """A paho client that records every message on its topics, for assertions.
+
+        with Subscriber(broker, "bingo/#") as sub:
+            msg = sub.wait_for(lambda m: m.topic.endswith("/state"))
+    """
+
+    def __init__(self, broker: Broker, *topics: str, qos: int = 1, client_id: str = "",
+                 clean_session: bool = True, username: str | None = None, password: str | None = None):
+        self.messages: list = []
+        self._queue: queue.Queue = queue.Queue()
+        self._subscribed = threading.Event()
+        self._topics = topics
+        self._qos = qos
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                                  clean_session=clean_session if client_id else True)
+        if username:
+            self.client.username_pw_set(username, password)
+        self.client.on_connect = self._on_connect
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.on_message = lambda c, u, m: self._queue.put(m)
+        self.client.reconnect_delay_set(min_delay=0.1, max_delay=1)
+        self.client.connect("127.0.0.1", broker.port, keepalive=10)
+        self.client.loop_start()
+        if not self._subscribed.wait(START_TIMEOUT_S):
+            self.close()
+            raise RuntimeError(f"could not subscribe to {topics} on port {broker.port}")
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if not reason_code.is_failure:
+            client.subscribe([(t, self._qos) for t in self._topics])
+
+    def wait_for(self, match=lambda m: True, timeout: float = 10.0, after: int = 0):
+        """The first message for which match(msg) is true, among those received from
+        index `after` on (already received or arriving)."""
+        for m in self.messages[after:]:
+            if match(m):
+                return m
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no matching message in {timeout}s; got {[m.topic for m in self.messages]}")
+            try:
+                m = self._queue.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.messages.append(m)
+            if match(m):
+                return m
+
+    def drain(self, quiet_s: float = 0.3) -> list:
+        """Everything received, after no new message came for `quiet_s` seconds."""
+        while True:
+            try:
+                self.messages.append(self._queue.get(timeout=quiet_s))
+            except queue.Empty:
+                return self.messages
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def __enter__(self) -> "Subscriber":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
