@@ -1,0 +1,48 @@
+# One-command set-up, demo and tests. Works on Debian and Raspberry Pi OS (as root or with sudo).
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian packages the appliance and its tests use (chromium for the browser tests,
+# tesseract-ocr for the side-by-side benchmark, systemd for `systemd-analyze verify`).
+APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core fonts-liberation \
+                fonts-freefont-ttf tesseract-ocr espeak-ng systemd python3-venv iproute2
+DEMO_PORT ?= 1883
+PYTEST_ARGS ?=
+
+.PHONY: setup system-deps venv test demo bench-vision bench-footprint clean
+
+setup: system-deps venv
+
+system-deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+test: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The simulated appliance on a local mosquitto: watch it with
+#   mosquitto_sub -h 127.0.0.1 -p $(DEMO_PORT) -t 'bingo/#' -v
+demo: setup
+	@(mosquitto_sub -h 127.0.0.1 -p $(DEMO_PORT) -t '$$SYS/broker/version' -C 1 -W 1 >/dev/null 2>&1) || \
+	  (mosquitto -p $(DEMO_PORT) -d && sleep 0.5)
+	$(VENV)/bin/ballreader run --sim --mqtt mqtt://127.0.0.1:$(DEMO_PORT) --record ballreader-sim.db
+
+bench-vision: setup
+	$(PY) -m vision.bench
+
+bench-footprint: setup
+	$(PY) -m services.bench_footprint
+
+clean:
+	rm -rf $(VENV) build *.egg-info test-output

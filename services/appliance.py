@@ -1,0 +1,215 @@
+"""The composition root: the one place where the parts are built and wired together.
+
+The ball's path: sensor (settled) -> camera frames -> reader -> fusion -> engine (record) ->
+MQTT. Everything here runs the same on the Pi and in simulation; only the pin factory and the
+frame source differ.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import Any
+
+import cv2
+
+from firmware.ball_sensor import BallSensor
+from services import systemd_notify
+from services.commands import execute
+from services.config import Config
+from services.engine import DrawEngine, Outcome
+from services.mqtt_link import MqttLink
+from services.record import Record, utc_now
+from vision.frame_source import CameraFault, FrameSource, OpenCVSource, Picamera2Source, SimulatedSource
+from vision.fusion import fuse
+from vision.reader import BallReader
+
+log = logging.getLogger(__name__)
+
+CAMERA_FAULT = "camera"
+SENSOR_FAULT = "sensor_stuck"
+
+
+def make_camera(cfg: Config, sim_scene=None, seed: int = 0) -> FrameSource:
+    cam = cfg.camera
+    if cam.kind == "sim":
+        return SimulatedSource(sim_scene or (lambda: None), seed=seed, fps=cam.fps)
+    if cam.kind == "picamera2":
+        return Picamera2Source(cam.width, cam.height, cam.fps)
+    return OpenCVSource(cam.device, cam.width, cam.height, cam.fps)
+
+
+class Appliance:
+    def __init__(self, cfg: Config, *, sim: bool = False, seed: int | None = None,
+                 balls: int | None = None) -> None:
+        self.cfg = cfg
+        self.started = time.monotonic()
+        self.stop_event = threading.Event()
+        self._settled: queue.Queue[float] = queue.Queue()
+        self.outcome_listeners: list = []
+        self.blower_done = threading.Event()
+
+        self.record = Record(cfg.record.path)
+        self.engine = DrawEngine(self.record, on_change=self._engine_changed)
+        self.record.append("power_on", {"device_id": cfg.device_id, "sim": sim})
+        self.reader = BallReader(region=self._region())
+
+        self.pin_factory = None
+        self.blower = None
+        if sim:
+            from gpiozero.pins.mock import MockFactory
+
+            from services.sim import SimBlower
+
+            self.pin_factory = MockFactory()
+            pin = self.pin_factory.pin(cfg.sensor.pin)
+            in_blower = [n for n in range(1, 76) if n not in self._called_numbers()]
+            self.blower = SimBlower(pin, cfg.sim, seed, balls, in_blower, active_high=self._active_high())
+            self.outcome_listeners.append(self.blower.outcome)
+        self.camera = make_camera(cfg, self.blower.scene if self.blower else None, seed or 0)
+
+        self.mqtt = MqttLink(cfg.mqtt, cfg.device_id, self.record, self.engine.state, self._fault_payload,
+                             self.request)
+        self.sensor: BallSensor | None = None
+
+    # -- wiring helpers --------------------------------------------------------------------
+    def _region(self):
+        r = self.cfg.reader.region
+        return (r.x, r.y, r.r) if r else None
+
+    def _active_high(self) -> bool:
+        return self.cfg.sensor.active_high if self.cfg.sensor.pull_up is None else not self.cfg.sensor.pull_up
+
+    def _called_numbers(self) -> list[int]:
+        game = self.engine.game
+        return game.called_numbers() if game and game.status == "running" else []
+
+    def _fault_payload(self) -> dict[str, Any]:
+        return {"active": self.engine.state()["faults"]}
+
+    def _engine_changed(self) -> None:
+        if hasattr(self, "mqtt"):
+            self.mqtt.publish_state()
+            self.mqtt.flush_calls()
+
+    def request(self, command: str, payload: bytes | str | dict | None) -> dict[str, Any]:
+        """Every command, from MQTT or the web pages, goes through here."""
+        return execute(self.engine, command, payload)
+
+    # -- the sensor ------------------------------------------------------------------------
+    def _start_sensor(self) -> None:
+        s = self.cfg.sensor
+        sensor = BallSensor(s.pin, pin_factory=self.pin_factory, pull_up=s.pull_up,
+                            active_state=s.active_high if s.pull_up is None else None,
+                            debounce_s=s.debounce_ms / 1000, settle_s=s.settle_ms / 1000, stuck_s=s.stuck_s)
+        sensor.on_settled = lambda: self._settled.put(time.monotonic())
+        sensor.on_fault = lambda message: self.engine.raise_fault(SENSOR_FAULT, message, affects_calls=True)
+        sensor.on_fault_cleared = lambda: self.engine.clear_fault(SENSOR_FAULT)
+        self.sensor = sensor
+
+    # -- reading a ball --------------------------------------------------------------------
+    def _frames(self, count: int) -> list:
+        frames = []
+        for _ in range(count):
+            try:
+                frames.append(self.camera.read(timeout=self.cfg.camera.frame_timeout_s))
+            except CameraFault as e:
+                self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
+                self._reopen_camera()
+                return []
+            systemd_notify.watchdog()  # only while frames are really being processed
+        if CAMERA_FAULT in self.engine.faults:
+            self.engine.clear_fault(CAMERA_FAULT)
+        return frames
+
+    def _reopen_camera(self) -> None:
+        try:
+            self.camera.close()
+            self.camera.open()
+        except CameraFault as e:
+            log.warning("camera reopen failed: %s", e)
+
+    def read_ball(self, presentation: int) -> Outcome | None:
+        frames = self._frames(self.cfg.reader.frames)
+        if not frames:
+            return None
+        readings = [self.reader.read(f) for f in frames]
+        fused = fuse(readings, commit_at=self.cfg.reader.commit_at, confirm_at=self.cfg.reader.confirm_at)
+        decision = fused.decision
+        if decision == "represent" and presentation >= self.cfg.reader.max_presentations:
+            decision = "confirm"  # shaken enough: a person looks at it
+        ok, jpeg = cv2.imencode(".jpg", frames[-1], [cv2.IMWRITE_JPEG_QUALITY, 85])
+        reason = next((r.reason for r in readings if r.reason), None) if decision != "commit" else None
+        outcome = self.engine.on_reading(fused.number, fused.confidence, decision, fused.frames, reason,
+                                         jpeg.tobytes() if ok and self.cfg.record.keep_frames else None)
+        self.mqtt.publish("read", {
+            "attempt": self.engine.attempts, "ball": fused.ball if decision in ("commit", "confirm") else None,
+            "letter": fused.ball[0] if fused.ball else None, "number": fused.number,
+            "confidence": round(fused.confidence, 4), "needs_confirm": outcome.decision == "confirm",
+            "decision": outcome.decision if outcome.decision != "called" else "commit",
+            "reason": outcome.reason or reason, "frames": fused.frames, "ts": utc_now()})
+        for listener in self.outcome_listeners:
+            listener(outcome.decision)
+        return outcome
+
+    def _reader_loop(self) -> None:
+        presentation = 0
+        while not self.stop_event.is_set():
+            try:
+                self._settled.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            presentation += 1
+            outcome = self.read_ball(presentation)
+            if outcome is None or outcome.decision != "represent":
+                presentation = 0
+
+    # -- running ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self.camera.open()
+        self.mqtt.start()
+        self._start_sensor()
+        self._threads = [threading.Thread(target=self._reader_loop, name="reader", daemon=True)]
+        if self.blower:
+            self._prepare_sim_game()
+            self.blower.on_drawn = lambda msg: self.mqtt.publish("sim/drawn", msg, qos=1)
+            self.blower.confirm = lambda n: self.request("confirm", {"ball": n, "by": "sim-caller"})
+            self._threads.append(threading.Thread(target=self._run_blower, name="sim-blower", daemon=True))
+        for t in self._threads:
+            t.start()
+        systemd_notify.ready()
+
+    def _prepare_sim_game(self) -> None:
+        """In simulation, open an occasion and a game when none is running."""
+        if not self.engine.occasion:
+            self.request("new_occasion", {"by": "sim"})
+        game = self.engine.game
+        if game and game.status == "running" and len(game.called_numbers()) < 75:
+            return
+        if game and game.status == "running":
+            self.request("end_game", {"by": "sim"})
+            self.blower.in_blower = list(range(1, 76))
+        self.request("new_game", {"pattern": "any_line", "all_balls_in_blower": True, "by": "sim"})
+
+    def _run_blower(self) -> None:
+        self.blower.run(self.stop_event)
+        self.blower_done.set()
+
+    def wait(self) -> None:
+        """Until stopped; in simulation with --balls, until the blower has drawn them all."""
+        done = self.blower_done if self.blower else self.stop_event
+        while not done.wait(0.2) and not self.stop_event.is_set():
+            pass
+
+    def stop(self, drain_s: float = 30.0) -> None:
+        self.stop_event.set()
+        systemd_notify.stopping()
+        for t in getattr(self, "_threads", []):
+            t.join(timeout=5)
+        if self.sensor:
+            self.sensor.close()
+        self.camera.close()
+        self.mqtt.stop(timeout=drain_s)
+        self.record.append("power_off", {"clean": True})
+        self.record.close()

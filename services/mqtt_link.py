@@ -1,0 +1,161 @@
+"""The appliance on MQTT (paho-mqtt 2.x).
+
+On every (re)connect: retained `state` and `fault` first, then `availability: online`, then
+the calls still waiting in the record's outbox, in seq order. A call is marked published only
+when the broker acknowledges it (QoS 1 PUBACK), so a call made while the broker is away, or
+before a power cut, goes out later with its original seq. `availability: offline` is the Last
+Will and is also sent on a clean stop.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from services.config import MqttConfig
+from services.record import Record
+
+log = logging.getLogger(__name__)
+
+
+def dumps(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"))
+
+
+class MqttLink:
+    def __init__(self, cfg: MqttConfig, device_id: str, record: Record,
+                 state: Callable[[], dict[str, Any]],
+                 faults: Callable[[], dict[str, Any]],
+                 on_request: Callable[[str, bytes], dict[str, Any]]) -> None:
+        self.cfg, self.device_id, self.record = cfg, device_id, record
+        self._state, self._faults, self._on_request = state, faults, on_request
+        self.base = f"{cfg.prefix}/{device_id}"
+        self.connected = threading.Event()
+        self.on_connected: list[Callable[[mqtt.Client], None]] = []  # e.g. Home Assistant discovery
+        self.subscriptions: dict[str, Callable[[mqtt.MQTTMessage], None]] = {}
+        self._lock = threading.Lock()
+        self._inflight: dict[int, int] = {}  # paho mid -> call seq
+        self._handed: set[int] = set()  # seqs given to paho in this process (paho resends its own)
+        self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mqtt-request")
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"ballreader-{device_id}",
+                             protocol=mqtt.MQTTv311, clean_session=True)
+        if cfg.username:
+            client.username_pw_set(cfg.username, cfg.password())
+        client.will_set(self.topic("availability"), "offline", qos=1, retain=True)
+        client.reconnect_delay_set(min_delay=0.2, max_delay=2)
+        client.max_queued_messages_set(0)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        self.client = client
+
+    def topic(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        # connect_async + loop_start: a broker that is down at start is retried, never fatal.
+        self.client.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
+        self.client.loop_start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Clean stop: wait briefly for outstanding calls, then say offline and disconnect."""
+        self._requests.shutdown(wait=True, cancel_futures=False)
+        if self.connected.is_set():
+            self.wait_published(timeout)
+            info = self.client.publish(self.topic("availability"), "offline", qos=1, retain=True)
+            try:
+                info.wait_for_publish(timeout)
+            except (RuntimeError, ValueError):
+                pass
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def wait_published(self, timeout: float) -> bool:
+        """True once every call in the record has been acknowledged by the broker."""
+        done = threading.Event()
+        deadline = threading.Timer(timeout, done.set)
+        deadline.start()
+        try:
+            while not done.is_set():
+                if not self.record.unpublished():
+                    return True
+                done.wait(0.05)
+            return False
+        finally:
+            deadline.cancel()
+
+    # -- paho callbacks --------------------------------------------------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.warning("MQTT connection refused: %s", reason_code)
+            return
+        log.info("MQTT connected to %s:%s", self.cfg.host, self.cfg.port)
+        client.subscribe(self.topic("request/+"), qos=1)
+        for topic in self.subscriptions:
+            client.subscribe(topic, qos=1)
+        self.publish_state()
+        for hook in self.on_connected:
+            hook(client)
+        client.publish(self.topic("availability"), "online", qos=1, retain=True)
+        self.connected.set()
+        self.flush_calls()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        log.warning("MQTT disconnected: %s", reason_code)
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        with self._lock:
+            seq = self._inflight.pop(mid, None)
+        if seq is not None:
+            self.record.mark_published(seq)
+
+    def _on_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
+        prefix = self.topic("request/")
+        if msg.topic.startswith(prefix):
+            command = msg.topic[len(prefix):]
+            self._requests.submit(self._answer, command, msg.payload)
+            return
+        for topic, handler in self.subscriptions.items():
+            if mqtt.topic_matches_sub(topic, msg.topic):
+                handler(msg)
+
+    def _answer(self, command: str, payload: bytes) -> None:
+        try:
+            response = self._on_request(command, payload)
+        except Exception as e:  # a bug in a handler must answer, not kill the request thread
+            log.exception("request %s failed", command)
+            response = {"transaction": None, "status": "error", "error": f"internal error: {e}"}
+        self.client.publish(self.topic(f"response/{command}"), dumps(response), qos=1)
+
+    # -- publishing ------------------------------------------------------------------------
+    def publish_state(self) -> None:
+        self.client.publish(self.topic("state"), dumps(self._state()), qos=1, retain=True)
+        self.client.publish(self.topic("fault"), dumps(self._faults()), qos=1, retain=True)
+
+    def publish(self, name: str, payload: dict[str, Any], qos: int = 0, retain: bool = False) -> None:
+        self.client.publish(self.topic(name), dumps(payload), qos=qos, retain=retain)
+
+    def flush_calls(self) -> None:
+        """Hand every unpublished call to paho, in seq order, once per process."""
+        if not self.connected.is_set():
+            return
+        with self._lock:
+            for call in self.record.unpublished():
+                seq = call["seq"]
+                if seq in self._handed:
+                    continue
+                info = self.client.publish(self.topic("call"), dumps(call), qos=1)
+                if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
+                    log.warning("call %s not handed to MQTT: %s", seq, mqtt.error_string(info.rc))
+                    break
+                self._handed.add(seq)
+                self._inflight[info.mid] = seq

@@ -1,0 +1,113 @@
+"""The simulated blower: draws balls without replacement, seats each in the holder at a random
+pose, and drives the sensor pin with chatter, so the appliance reads it exactly as on the Pi.
+
+Only the hardware edge is simulated (the pin and what the camera sees); everything behind it is
+the real appliance. When the appliance asks for the ball again, the simulator lifts and reseats
+it at a new pose (as a caller shakes the holder). When it asks a person to confirm, a simulated
+caller looks at the ball and confirms it through the same command as a console would.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from firmware.ball_sensor import drive_chatter
+from services.config import SimConfig
+from vision.balls import ball_name
+from vision.render import Scene, random_scene
+
+log = logging.getLogger(__name__)
+
+OUTCOME_TIMEOUT_S = 30.0
+
+
+class SimBlower:
+    def __init__(self, pin, cfg: SimConfig, seed: int | None, balls: int | None,
+                 in_blower: list[int], active_high: bool = True) -> None:
+        self.pin, self.cfg, self.limit = pin, cfg, balls
+        self.rng = np.random.default_rng(seed)
+        self._chatter_rng = random.Random(seed)
+        self.in_blower = sorted(in_blower)
+        self.active_high = active_high
+        # One hall, one ball set: a design and a font for the whole run.
+        first = random_scene(1, self.rng)
+        self.ball_set = {"style": first.style, "font": first.font}
+        self._scene: Scene | None = None
+        self._holder = first  # lighting of the empty holder
+        self._lock = threading.Lock()
+        self._outcome = threading.Event()
+        self._last_outcome: str | None = None
+        self.drawn: list[int] = []
+        self.on_drawn: Callable[[dict[str, Any]], None] = lambda msg: None
+        self.confirm: Callable[[int], None] = lambda number: None  # the simulated caller
+
+    # -- what the simulated camera sees ----------------------------------------------------
+    def scene(self) -> Scene | None:
+        with self._lock:
+            return self._scene
+
+    def _seat(self, scene: Scene | None) -> None:
+        with self._lock:
+            self._scene = scene
+        self._drive(scene is not None)
+
+    def _drive(self, present: bool) -> None:
+        level = present if self.active_high else not present
+        drive_chatter(self.pin, level, edges=self.cfg.chatter_edges, span_s=self.cfg.chatter_ms / 1000,
+                      rng=self._chatter_rng)
+
+    def _pose(self, number: int) -> Scene:
+        return random_scene(number, self.rng, **self.ball_set)
+
+    def _turn(self, scene: Scene) -> Scene:
+        fresh = self._pose(scene.number)
+        return dataclasses.replace(scene, rotation_deg=fresh.rotation_deg, turned_deg=fresh.turned_deg,
+                                   turn_dir_deg=fresh.turn_dir_deg, _cache={})
+
+    # -- what the appliance tells the holder ------------------------------------------------
+    def outcome(self, decision: str) -> None:
+        """Called by the appliance after each reading of the ball in the holder."""
+        self._last_outcome = decision
+        self._outcome.set()
+
+    # -- the draw --------------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        draws = 0
+        while not stop.is_set() and self.in_blower and (self.limit is None or draws < self.limit):
+            number = int(self.rng.choice(self.in_blower))
+            self.in_blower.remove(number)
+            draws += 1
+            self.drawn.append(number)
+            self.on_drawn({"draw": draws, "ball": ball_name(number), "number": number})
+            scene = self._pose(number)
+            self._present(scene, stop)
+            stop.wait(self.cfg.hold_s)
+            self._seat(None)
+            stop.wait(self.cfg.gap_s)
+
+    def _present(self, scene: Scene, stop: threading.Event) -> None:
+        """Seat the ball and wait until it is called, reseating it when asked to."""
+        while not stop.is_set():
+            self._outcome.clear()
+            self._seat(scene)
+            if not self._outcome.wait(OUTCOME_TIMEOUT_S):
+                log.warning("sim: no reading of %s within %.0f s", scene.ball, OUTCOME_TIMEOUT_S)
+                return
+            decision = self._last_outcome
+            if decision in ("called", "refused"):
+                return
+            if decision == "confirm":
+                # The simulated caller looks at the ball and confirms it.
+                self._outcome.clear()
+                self.confirm(scene.number)
+                return
+            # represent / duplicate: lift the ball and reseat it at a new pose.
+            self._seat(None)
+            stop.wait(0.1)
+            scene = self._turn(scene)
