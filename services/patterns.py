@@ -186,7 +186,7 @@ def _lines_cells(lines: Any) -> Arrangement:
     if not isinstance(lines, list) or len(lines) < 2:
         raise ValueError("'lines' must list two or more lines, e.g. ['row 1', 'column N']")
     for line in lines:
-        if line not in LINES:
+        if not isinstance(line, str) or line not in LINES:
             raise ValueError(f"unknown line {line!r}; lines are: {', '.join(LINES)}")
     if len(set(lines)) != len(lines):
         raise ValueError("'lines' names the same line twice")

@@ -132,6 +132,7 @@ def test_custom_combination_of_lines():  # DE 4.14.5, a specified arrangement
     ({"name": "k", "lines": ["row 1"]}, "two or more lines"),
     ({"name": "k", "lines": ["row 1", "row 9"]}, "unknown line 'row 9'"),
     ({"name": "k", "lines": ["row 1", "row 1"]}, "same line twice"),
+    ({"name": "k", "lines": ["row 1", ["row 2"]]}, "unknown line ['row 2']"),
     ({"name": "k", "shape": ["X...."] * 5, "colour": "red"}, "unknown pattern field(s): colour"),
 ])
 def test_bad_specs_say_what_is_wrong(spec, message):
