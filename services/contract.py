@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from vision.balls import ALL_NUMBERS, ball_name, letter_for
@@ -75,13 +76,16 @@ def problems(topic_kind: str, payload: Any, command: str | None = None) -> list[
         raise KeyError(f"unknown topic kind {topic_kind!r}; known: {', '.join(KINDS)}")
     if command is not None and (topic_kind != "request" or command not in COMMANDS):
         raise KeyError(f"no arguments schema for {topic_kind}/{command}")
-    found = [
-        f"{'/'.join(map(str, e.absolute_path)) or '(payload)'}: {e.message}"
-        for e in _validator(topic_kind, command).iter_errors(payload)
-    ]
+    found = [_describe(best_match([e])) for e in _validator(topic_kind, command).iter_errors(payload)]
     if not found:
         found = _cross_checks(topic_kind, payload)
     return found
+
+
+def _describe(error) -> str:
+    where = "/".join(map(str, error.absolute_path)) or "(payload)"
+    message = error.message if len(error.message) < 200 else error.message[:200] + "..."
+    return f"{where}: {message}"
 
 
 def validate(topic_kind: str, payload: Any, command: str | None = None) -> None:
