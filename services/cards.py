@@ -108,15 +108,25 @@ def _row_numbers(fields: list[str], line: int) -> tuple[int, ...]:
     return tuple(_parse_number(t.strip(), line, i + 1) for i, t in enumerate(cells))
 
 
+def _delimiter(text: str) -> str:
+    """Comma, or the semicolon or tab some spreadsheet locales write instead."""
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return max((",", ";", "\t"), key=line.count)
+    return ","
+
+
 def parse_cards_csv(text: str) -> list[Card]:
     """Cards from CSV text: serial then 24 numbers in column order, one card a row.
 
     A header row is optional; blank rows and rows starting with '#' are skipped.
+    Fields may be separated by commas, semicolons or tabs (one kind per file).
     The first bad row raises ValueError naming its line and the problem.
     """
+    text = text.removeprefix("\ufeff")  # spreadsheet exports often start with a BOM
     cards: list[Card] = []
     first_line_of: dict[str, int] = {}
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
     seen_row = False
     for fields in reader:
         line = reader.line_num

@@ -61,6 +61,14 @@ class RuleProfile(BaseModel):
         default=False, strict=True, title="All balls present before pre-draws",
         description="Hot, bonanza or wild balls are drawn only with all 75 balls in the "
                     "blower (Missouri (1)).")
+    require_announced_prize: bool = Field(
+        default=False, strict=True, title="Prize announced with the game",
+        description="A game is announced with its prize before it starts "
+                    "(Delaware 4.6, Missouri (3)).")
+    claims_same_day: bool = Field(
+        default=False, strict=True, title="Winners on the day of the game",
+        description="Winners are determined on the calendar day the game is played "
+                    "(Delaware 4.10).")
     require_all_balls_confirmed: bool = Field(
         default=False, strict=True, title="All 75 balls confirmed before each game",
         description="The console confirms all 75 balls are in the blower before a game "
@@ -97,12 +105,15 @@ PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
         "cookie_jar": True,
         "occasion_starts_at_ball_check": True,
         "require_all_balls_confirmed": True,
+        "require_announced_prize": True,
+        "claims_same_day": True,
     },
     "missouri": {
         "max_prizes_per_day_cents": 3_600_00,
         "occasion_starts_at_first_call": True,
         "predraw_requires_all_balls": True,
         "require_all_balls_confirmed": True,
+        "require_announced_prize": True,
     },
     "none": {},
 }
@@ -119,12 +130,15 @@ SOURCES: dict[str, dict[str, str]] = {
         "require_ball_check": "Delaware 4.25",
         "cookie_jar": "Delaware 4.31.6",
         "require_all_balls_confirmed": "Delaware 4.12",
+        "require_announced_prize": "Delaware 4.6",
+        "claims_same_day": "Delaware 4.10",
     },
     "missouri": {
         "occasion_starts_at_first_call": "Missouri 45-30.190(1)",
         "predraw_requires_all_balls": "Missouri 45-30.190(1)",
         "require_all_balls_confirmed": "Missouri 45-30.190(2)",
         "one_game_at_a_time": "Missouri 45-30.190(5)",
+        "require_announced_prize": "Missouri 45-30.190(3)",
         "max_prizes_per_day_cents": "Missouri 45-30.190(6)",
     },
     "none": {},
@@ -345,6 +359,25 @@ def check_ball_check(profile: RuleProfile, *, game_running: bool) -> str | None:
     """May a ball check start now? The balls are in play during a game."""
     if game_running:
         return "a ball check cannot run while a game is running"
+    return None
+
+
+def check_announced_prize(profile: RuleProfile, *, prize: str | int | None) -> str | None:
+    """Is the game announced with a prize? `prize` is its text or value as announced."""
+    if not profile.require_announced_prize:
+        return None
+    if prize is None or (isinstance(prize, str) and not prize.strip()):
+        return _refuse(profile, "require_announced_prize",
+                       "the prize must be announced with the game, before it starts")
+    return None
+
+
+def check_claim(profile: RuleProfile, *, now_local: datetime, game_started_at: datetime) -> str | None:
+    """May a winner still be declared for a game that started at `game_started_at`?"""
+    if profile.claims_same_day and now_local.date() != game_started_at.date():
+        return _refuse(profile, "claims_same_day",
+                       f"winners are determined on the day the game is played "
+                       f"({game_started_at:%Y-%m-%d})")
     return None
 
 

@@ -89,6 +89,19 @@ def test_csv_with_25_cells_and_a_free_centre(centre):
     assert card.numbers == NUMBERS
 
 
+@pytest.mark.parametrize("separator", [";", "\t"])
+def test_csv_with_semicolons_or_tabs(separator):
+    text = separator.join(["A-0001", *map(str, NUMBERS)]) + "\n"
+    assert parse_cards_csv(text) == [CARD]
+
+
+def test_csv_file_written_by_a_spreadsheet_with_a_bom(tmp_path):
+    path = tmp_path / "cards.csv"
+    path.write_text(csv_row("A-0001") + "\r\n" + csv_row("A-0002") + "\r\n", encoding="utf-8-sig")
+    cards = parse_cards_csv(path.read_text(encoding="utf-8"))
+    assert [c.serial for c in cards] == ["A-0001", "A-0002"]
+
+
 @pytest.mark.parametrize("bad_row, message", [
     (csv_row("B-2", NUMBERS[:-1]), "line 2: 23 numbers after the serial, expected 24"),
     ("B-2," + ",".join([*map(str, NUMBERS[:12]), "33", *map(str, NUMBERS[12:])]),

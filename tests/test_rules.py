@@ -39,6 +39,8 @@ def test_delaware_defaults():
     assert p.cookie_jar  # DE 4.31.6
     assert p.require_all_balls_confirmed  # DE 4.12
     assert (p.max_prize_per_game_cents, p.max_prizes_per_occasion_cents) == (35000, 300000)  # 4.6
+    assert p.require_announced_prize  # DE 4.6
+    assert p.claims_same_day  # DE 4.10
     assert not p.occasion_starts_at_first_call
 
 
@@ -47,6 +49,8 @@ def test_missouri_defaults():
     assert p.occasion_starts_at_first_call and p.predraw_requires_all_balls  # MO (1)
     assert p.require_all_balls_confirmed  # MO (2)
     assert p.max_prizes_per_day_cents == 360000  # MO (6)
+    assert p.require_announced_prize  # MO (3)
+    assert not p.claims_same_day
     assert p.earliest_game_time is None and p.max_games_per_occasion is None
     assert not p.require_ball_check and not p.cookie_jar
 
@@ -56,7 +60,8 @@ def test_none_profile_sets_no_limits():
     assert p.earliest_game_time is None and p.max_occasion_hours is None
     assert p.max_games_per_occasion is None and p.max_prize_per_game_cents is None
     assert not any([p.require_ball_check, p.cookie_jar, p.occasion_starts_at_first_call,
-                    p.predraw_requires_all_balls, p.require_all_balls_confirmed])
+                    p.predraw_requires_all_balls, p.require_all_balls_confirmed,
+                    p.require_announced_prize, p.claims_same_day])
 
 
 def test_overrides_change_limits():
@@ -308,6 +313,27 @@ def test_missouri_daily_prize_limit():  # MO (6)
     assert prize(MISSOURI, 60001, today=300000).startswith(
         "Missouri 45-30.190(6): prizes in one day may total at most $3,600.00")
     assert prize(NONE, 10**9, occasion=10**9, today=10**9) is None
+
+
+def test_the_prize_is_announced_with_the_game():  # DE 4.6, MO (3)
+    for blank in ("", "   ", None):
+        assert rules.check_announced_prize(DELAWARE, prize=blank) == \
+            "Delaware 4.6: the prize must be announced with the game, before it starts"
+        assert rules.check_announced_prize(MISSOURI, prize=blank).startswith(
+            "Missouri 45-30.190(3):")
+        assert rules.check_announced_prize(NONE, prize=blank) is None
+    assert rules.check_announced_prize(DELAWARE, prize="$100") is None
+    assert rules.check_announced_prize(MISSOURI, prize=0) is None
+
+
+def test_delaware_winners_on_the_day_of_the_game():  # DE 4.10
+    started = at(23, 40)
+    assert rules.check_claim(DELAWARE, now_local=at(23, 59), game_started_at=started) is None
+    reason = rules.check_claim(DELAWARE, now_local=started + timedelta(minutes=25),
+                               game_started_at=started)
+    assert reason == "Delaware 4.10: winners are determined on the day the game is played (2026-12-05)"
+    assert rules.check_claim(MISSOURI, now_local=started + timedelta(days=1),
+                             game_started_at=started) is None
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "100", True])
