@@ -152,3 +152,17 @@ def test_cells_to_picture_marks_exactly_the_cells():
     picture = cells_to_picture(frozenset({(0, 4), (3, 1)}))
     assert sum(map(sum, picture)) == 2
     assert picture[0][4] == 1 and picture[3][1] == 1
+
+
+def test_to_json_matches_the_mqtt_contract_for_a_pattern():
+    # The pattern goes into `state` as is; the contract's schema is the one boards read.
+    from jsonschema import Draft202012Validator
+
+    from services.contract import BASE, _registry
+
+    validator = Draft202012Validator({"$ref": BASE + "common.schema.json#/$defs/pattern"},
+                                     registry=_registry())
+    custom = [{"name": "kite", "shape": ["XX...", "XX...", "..X..", "...X.", "....X"]},
+              {"name": "big T", "lines": ["row 1", "column N"]}]
+    for p in [*BUILTIN_PATTERNS.values(), *map(pattern_from_spec, custom)]:
+        assert list(validator.iter_errors(json.loads(json.dumps(p.to_json())))) == []
