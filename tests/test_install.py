@@ -1,0 +1,285 @@
+"""install.sh into a staging root: the tree it lays out, a second run, uninstall and purge,
+and the broker files it writes, loaded by a real mosquitto."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import subprocess
+import threading
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from mqtt_broker import Subscriber, start_mosquitto
+from staging import REPO, copy_tree, run_install, shared_install, tree
+
+APT_PACKAGES = ["python3-picamera2", "mosquitto", "mosquitto-clients", "espeak-ng", "python3-venv"]
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    return shared_install(tmp_path_factory)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def test_layout_and_modes(staged):
+    _, root, _ = staged
+    expected = {
+        "etc/ballreader": 0o755,
+        "etc/ballreader/ballreader.toml": 0o640,
+        "etc/ballreader/credentials": 0o700,
+        "etc/ballreader/credentials/mqtt-password": 0o600,
+        "var/lib/ballreader": 0o750,
+        "opt/ballreader": 0o755,
+        "opt/ballreader/MANIFEST.sha256": 0o644,
+        "opt/ballreader/docs/install.md": 0o644,
+        "etc/systemd/system/ballreader.service": 0o644,
+        "etc/mosquitto/conf.d/ballreader.conf": 0o644,
+        "etc/mosquitto/ballreader.passwd": 0o640,
+        "etc/mosquitto/ballreader.acl": 0o640,
+    }
+    found = {rel: mode(root / rel) for rel in expected if (root / rel).exists()}
+    assert found == expected
+    assert (root / "etc/systemd/system/ballreader.service").read_bytes() == \
+        (REPO / "systemd/ballreader.service").read_bytes()
+    assert (root / "etc/mosquitto/conf.d/ballreader.conf").read_bytes() == \
+        (REPO / "systemd/mosquitto-ballreader.conf").read_bytes()
+    assert (root / "etc/ballreader/ballreader.toml").read_bytes() == \
+        (REPO / "systemd/ballreader.toml").read_bytes()
+
+
+def test_unit_is_enabled(staged):
+    """Enabling is a symlink that `systemctl --root` lays without a running systemd."""
+    assert shutil.which("systemctl"), "systemctl is needed to enable the unit in staging"
+    _, root, _ = staged
+    link = root / "etc/systemd/system/multi-user.target.wants/ballreader.service"
+    assert link.is_symlink()
+    assert str(link.readlink()) == "/etc/systemd/system/ballreader.service"
+
+
+def test_venv_sees_system_packages_and_runs_the_command(staged):
+    _, root, _ = staged
+    venv = root / "opt/ballreader/venv"
+    assert "include-system-site-packages = true" in (venv / "pyvenv.cfg").read_text()
+    config = root / "etc/ballreader/ballreader.toml"
+    check = subprocess.run([str(venv / "bin/ballreader"), "config", "check", str(config)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_installed_config_is_what_the_brief_asks(staged, tmp_path):
+    _, root, _ = staged
+    venv_python = root / "opt/ballreader/venv/bin/python"
+    code = ("import sys; from services.config import load_config; c = load_config(sys.argv[1]); "
+            "print(c.device_id, c.mqtt.username, c.camera.kind, c.record.path, c.web.host, c.web.port)")
+    out = subprocess.run([str(venv_python), "-c", code, str(root / "etc/ballreader/ballreader.toml")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["hall-1", "ballreader", "picamera2", "/var/lib/ballreader/record.db", "0.0.0.0", "8080"]
+    # The installed checker refuses a misspelt key, so the check above means something.
+    bad = tmp_path / "bad.toml"
+    bad.write_text((root / "etc/ballreader/ballreader.toml").read_text().replace("[camera]\nkind", "[camera]\nknd"))
+    refused = subprocess.run([str(root / "opt/ballreader/venv/bin/ballreader"), "config", "check", str(bad)],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0
+    assert "knd" in refused.stdout + refused.stderr
+
+
+def test_secret_is_generated_and_hashed_for_the_broker(staged):
+    _, root, _ = staged
+    password = (root / "etc/ballreader/credentials/mqtt-password").read_text().strip()
+    assert len(password) >= 24
+    passwd = (root / "etc/mosquitto/ballreader.passwd").read_text()
+    assert passwd.startswith("ballreader:$7$")
+    assert password not in passwd
+
+
+def test_acl_names_the_configured_device(staged):
+    _, root, _ = staged
+    acl = (root / "etc/mosquitto/ballreader.acl").read_text()
+    assert "topic readwrite bingo/hall-1/#" in acl
+    assert "@DEVICE_ID@" not in acl
+
+
+def test_manifest_covers_the_installed_code(staged):
+    _, root, _ = staged
+    opt = root / "opt/ballreader"
+    subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=opt, check=True)
+    names = {line.split("  ", 1)[1] for line in (opt / "MANIFEST.sha256").read_text().splitlines()}
+    assert "venv/bin/ballreader" in names
+    assert not [n for n in names if "__pycache__" in n]
+    installed = {n.split("site-packages/", 1)[1] for n in names if "site-packages/" in n}
+    source, _, _ = staged
+    in_source = {str(p.relative_to(source)) for pkg in ("firmware", "vision", "services")
+                 for p in (source / pkg).rglob("*.py")}
+    assert in_source and in_source <= installed
+
+
+def test_staging_only_shows_live_changes(staged):
+    _, _, output = staged
+    apt = [line for line in output.splitlines() if "would run: apt-get install" in line]
+    assert len(apt) == 1 and all(pkg in apt[0] for pkg in APT_PACKAGES)
+    assert "system user ballreader" in output
+    assert "would run: systemctl daemon-reload" in output
+
+
+def test_second_run_changes_nothing(staged):
+    source, root, _ = staged
+    before = tree(root)
+    output = run_install(source, root)
+    assert tree(root) == before
+    assert "code is up to date" in output
+    assert " wrote " not in output and " made " not in output
+
+
+def test_changed_code_is_reinstalled_and_broken_code_repaired(staged, tmp_path):
+    """A new source reinstalls; a damaged install (manifest broken) is repaired."""
+    source, root, _ = staged
+    src2 = tmp_path / "source"
+    shutil.copytree(source, src2, symlinks=True)
+    # The copy's venv still works: install.sh runs pip as `venv/bin/python -m pip`.
+    root2 = copy_tree(root, tmp_path / "root")
+    (src2 / "services/systemd_notify.py").write_text(
+        (src2 / "services/systemd_notify.py").read_text() + "\n# changed\n")
+    output = run_install(src2, root2)
+    assert "installed ballreader" in output
+    opt = root2 / "opt/ballreader"
+    installed = next(opt.glob("venv/lib/python3*/site-packages/services/systemd_notify.py"))
+    assert installed.read_text().endswith("# changed\n")
+    installed.write_text("damaged\n")
+    assert subprocess.run(["sha256sum", "--check", "--quiet", "--status", "MANIFEST.sha256"],
+                          cwd=opt).returncode != 0
+    run_install(src2, root2)
+    subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=opt, check=True)
+
+
+def test_config_and_secret_are_not_overwritten(staged, tmp_path):
+    source, root, _ = staged
+    root2 = copy_tree(root, tmp_path / "root")
+    config = root2 / "etc/ballreader/ballreader.toml"
+    config.write_text(config.read_text().replace('device_id = "hall-1"', 'device_id = "hall-2"'))
+    secret = (root2 / "etc/ballreader/credentials/mqtt-password").read_text()
+    output = run_install(source, root2)
+    assert 'device_id = "hall-2"' in config.read_text()
+    assert "keeping /etc/ballreader/ballreader.toml" in output
+    assert (root2 / "etc/ballreader/credentials/mqtt-password").read_text() == secret
+
+
+def test_uninstall_keeps_the_record(staged, tmp_path):
+    source, root, _ = staged
+    root2 = copy_tree(root, tmp_path / "root")
+    record = root2 / "var/lib/ballreader/record.db"
+    record.write_bytes(b"the official record")
+    run_install(source, root2, "--uninstall")
+    for gone in ("opt/ballreader", "etc/systemd/system/ballreader.service",
+                 "etc/systemd/system/multi-user.target.wants/ballreader.service",
+                 "etc/mosquitto/conf.d/ballreader.conf"):
+        assert not (root2 / gone).exists() and not (root2 / gone).is_symlink(), gone
+    assert record.read_bytes() == b"the official record"
+    for kept in ("etc/ballreader/ballreader.toml", "etc/ballreader/credentials/mqtt-password",
+                 "etc/mosquitto/ballreader.passwd", "etc/mosquitto/ballreader.acl"):
+        assert (root2 / kept).is_file(), kept
+
+
+def test_uninstall_script_and_purge_remove_everything(staged, tmp_path):
+    source, root, _ = staged
+    root2 = copy_tree(root, tmp_path / "root")
+    (root2 / "var/lib/ballreader/record.db").write_bytes(b"the official record")
+    done = subprocess.run(["bash", str(source / "uninstall.sh"), "--root", str(root2), "--purge"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "would run: userdel ballreader" in done.stdout
+    left = [rel for rel, entry in tree(root2).items() if entry[0] != "dir"]
+    assert left == []
+
+
+# ---------------------------------------------------------------- the broker files, live
+
+
+class Publisher:
+    def __init__(self, broker, username: str, password: str):
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self.client.username_pw_set(username, password)
+        self.client.connect("127.0.0.1", broker.port)
+        self.client.loop_start()
+
+    def publish(self, topic: str, payload: str) -> None:
+        """QoS 1 and wait for the broker's PUBACK: by then it has routed or dropped it."""
+        self.client.publish(topic, payload, qos=1).wait_for_publish(timeout=10)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def connack(broker, username: str | None, password: str | None):
+    """The broker's answer to a connection attempt."""
+    answered = threading.Event()
+    result = {}
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    if username:
+        client.username_pw_set(username, password)
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        result["reason"] = reason_code
+        answered.set()
+
+    client.on_connect = on_connect
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    try:
+        assert answered.wait(10), "no CONNACK"
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return result["reason"]
+
+
+def test_broker_enforces_passwords_and_acl(staged, tmp_path):
+    _, root, _ = staged
+    passwd = tmp_path / "ballreader.passwd"
+    shutil.copy(root / "etc/mosquitto/ballreader.passwd", passwd)
+    for user in ("board", "console"):
+        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, f"{user}-pw"], check=True)
+    # The installed drop-in, on a free loopback port, pointing at the staged files.
+    dropin = (root / "etc/mosquitto/conf.d/ballreader.conf").read_text()
+    extra = "\n".join(line for line in dropin.splitlines() if not line.startswith("listener"))
+    extra = extra.replace("/etc/mosquitto/ballreader.passwd", str(passwd))
+    extra = extra.replace("/etc/mosquitto/ballreader.acl", str(root / "etc/mosquitto/ballreader.acl"))
+    assert str(passwd) in extra and str(root) in extra
+    broker = start_mosquitto(tmp_path, extra_conf=extra)
+    app_password = (root / "etc/ballreader/credentials/mqtt-password").read_text().strip()
+    publishers: list[Publisher] = []
+    try:
+        assert connack(broker, None, None).is_failure
+        assert connack(broker, "ballreader", "wrong").is_failure
+        assert not connack(broker, "ballreader", app_password).is_failure
+        with Subscriber(broker, "bingo/#", username="board", password="board-pw") as board, \
+                Subscriber(broker, "bingo/hall-1/request/#", username="ballreader",
+                           password=app_password) as appliance:
+            app, board_pub, console = (Publisher(broker, "ballreader", app_password),
+                                       Publisher(broker, "board", "board-pw"),
+                                       Publisher(broker, "console", "console-pw"))
+            publishers += [app, board_pub, console]
+            # The appliance writes only under its own device.
+            app.publish("bingo/hall-2/call", "not mine")
+            app.publish("bingo/hall-1/call", "B12")
+            assert board.wait_for(lambda m: m.topic.endswith("/call")).payload == b"B12"
+            # Only the console may send requests; a board's is dropped.
+            board_pub.publish("bingo/hall-1/request/confirm", "from a board")
+            console.publish("bingo/hall-1/request/confirm", "from the console")
+            assert appliance.wait_for().payload == b"from the console"
+            # Nobody but the appliance may publish calls.
+            console.publish("bingo/hall-1/call", "forged")
+            app.publish("bingo/hall-1/call", "I17")
+            n = len(board.messages)
+            assert board.wait_for(lambda m: m.topic.endswith("/call"), after=n).payload == b"I17"
+            assert [m.payload for m in board.messages if m.topic.endswith("/call")] == [b"B12", b"I17"]
+    finally:
+        for p in publishers:
+            p.close()
+        broker.kill()
