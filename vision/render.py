@@ -122,7 +122,7 @@ def random_scene(number: int, rng: np.random.Generator, **overrides) -> Scene:
         print_deg=float(rng.uniform(38, 52)),
         light_az_deg=float(rng.uniform(-170, -10)),
         light_elev_deg=float(rng.uniform(35, 80)),
-        ambient=float(rng.uniform(0.2, 0.5)),
+        ambient=float(rng.uniform(0.3, 0.6)),
         specular=float(rng.uniform(0.1, 0.8)),
         shininess=float(rng.uniform(10, 80)),
         glare=float(rng.uniform(0.3, 1.2)) if rng.random() < 0.3 else 0.0,
@@ -274,7 +274,7 @@ def _shade_ball(scene: Scene, img: np.ndarray) -> None:
     diffuse = np.clip(n @ light, 0, 1)
     spec = scene.specular * np.clip(n @ half, 0, 1) ** scene.shininess
     # Rim darkening: light grazing the edge of a matte sphere.
-    occl = 0.75 + 0.25 * nz
+    occl = 0.85 + 0.15 * nz
     colour = albedo * ((scene.ambient + (1 - scene.ambient) * diffuse) * occl * scene.gain)[..., None]
     colour += (spec * 255)[..., None]
     if scene.glare > 0:

@@ -1,0 +1,158 @@
+"""Find the ball: a bright (or brightly coloured) circle in front of the dark holder.
+
+Coarse: a circle Hough transform of our own on a 1/4-scale brightness image,
+where each edge pixel votes along its gradient (dark -> bright points inward).
+Fine: at full resolution, the ball's rim is searched along rays from the centre
+and a circle is fitted to the rim points that are found (the holder lip hides
+the lower rim, so missing rays are expected).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+SCALE = 4
+_RAYS = 72
+_ANG = np.linspace(0, 2 * np.pi, _RAYS, endpoint=False)
+_COS, _SIN = np.cos(_ANG).astype(np.float32), np.sin(_ANG).astype(np.float32)
+
+
+@dataclass
+class Circle:
+    x: float
+    y: float
+    r: float
+    support: float      # share of the rim seen as a clear bright -> dark edge
+
+    def as_tuple(self) -> tuple[float, float, float]:
+        return (float(self.x), float(self.y), float(self.r))
+
+
+def brightness(frame: np.ndarray) -> np.ndarray:
+    """Max over colour channels: saturated ball colours stay bright, discs on the ball stay faint."""
+    b, g, r = cv2.split(frame)
+    return cv2.max(cv2.max(b, g), r)
+
+
+def _coarse(v_small: np.ndarray, r_min: float, r_max: float, centre_box=None):
+    v = cv2.GaussianBlur(v_small.astype(np.float32), (0, 0), 1.0)
+    gx = cv2.Sobel(v, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(v, cv2.CV_32F, 0, 1)
+    mag = cv2.magnitude(gx, gy)
+    thr = max(float(np.percentile(mag, 90)), 20.0)
+    ys, xs = np.nonzero(mag > thr)
+    if len(xs) < 10:
+        return None
+    m = mag[ys, xs]
+    ux, uy = gx[ys, xs] / m, gy[ys, xs] / m
+    wgt = np.minimum(m, 200.0)
+    # Votes go to a half-resolution (x, y, r) accumulator, all radii in one bincount.
+    h, w = (v.shape[0] + 1) // 2, (v.shape[1] + 1) // 2
+    radii = np.arange(max(4.0, r_min), r_max + 1, 1.0, dtype=np.float32)
+    nr = len(radii)
+    cx = np.rint((xs[None, :] + ux[None, :] * radii[:, None]) / 2).astype(np.int32)
+    cy = np.rint((ys[None, :] + uy[None, :] * radii[:, None]) / 2).astype(np.int32)
+    ri = np.broadcast_to(np.arange(nr, dtype=np.int32)[:, None], cx.shape)
+    ok = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+    idx = (ri[ok] * h + cy[ok]) * w + cx[ok]
+    acc = np.bincount(idx, weights=np.broadcast_to(wgt, cx.shape)[ok], minlength=nr * h * w)
+    acc = acc.astype(np.float32).reshape(nr, h, w)
+    acc = cv2.GaussianBlur(acc.reshape(nr * h, w), (3, 3), 0).reshape(nr, h, w)
+    acc /= radii[:, None, None]
+    radii = radii / 2
+    if centre_box is not None:
+        x0, y0, x1, y1 = centre_box
+        mask = np.zeros((h, w), bool)
+        mask[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
+        acc[:, ~mask] = 0
+    i, y, x = np.unravel_index(int(np.argmax(acc)), acc.shape)
+    best = acc[i, y, x]
+    if best <= 0:
+        return None
+    # A disc printed on the ball is a smaller circle inside it: prefer a larger
+    # circle around the same place when it is nearly as strong.
+    reach = int(0.5 * radii[i]) + 1
+    for j in range(len(radii) - 1, i, -1):
+        if radii[j] < radii[i] * 1.15:
+            break
+        ly, lx = max(0, y - reach), max(0, x - reach)
+        win = acc[j, ly:y + reach + 1, lx:x + reach + 1]
+        if win.max() >= 0.5 * best:
+            yy, xx = np.unravel_index(int(np.argmax(win)), win.shape)
+            i, y, x = j, yy + ly, xx + lx
+            break
+    return float(x), float(y), float(radii[i])
+
+
+def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) -> Circle | None:
+    """Fit the rim at full resolution: strongest bright -> dark step along each ray."""
+    h, w = v.shape
+    # Blur only the window the rays can reach.
+    m = 1.4 * r + 4
+    x0, y0 = max(0, int(x - m)), max(0, int(y - m))
+    x1, y1 = min(w, int(x + m) + 1), min(h, int(y + m) + 1)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return None
+    vf = cv2.GaussianBlur(v[y0:y1, x0:x1], (0, 0), 1.2).astype(np.float32)
+    x, y = x - x0, y - y0
+    h, w = vf.shape
+    support = 0.0
+    for _ in range(iterations):
+        ks = np.linspace(0.8, 1.2, 41, dtype=np.float32)
+        px = x + r * _COS[:, None] * ks[None, :]
+        py = y + r * _SIN[:, None] * ks[None, :]
+        prof = cv2.remap(vf, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        outside = (px < 0) | (px > w - 1) | (py < 0) | (py > h - 1)
+        d = prof[:, :-4] - prof[:, 4:]            # drop over 4 samples, positive = bright inside
+        d[outside[:, 4:] | outside[:, :-4]] = 0
+        j = np.argmax(d, axis=1)
+        step = d[np.arange(_RAYS), j]
+        # A rim is a clear drop; rays over the lip or a dark rim give weak steps.
+        strong = step > max(25.0, 0.45 * float(np.percentile(step, 75)))
+        if strong.sum() < 12:
+            return None
+        k = ks[j + 2]
+        ex = x + r * _COS * k
+        ey = y + r * _SIN * k
+        ex, ey = ex[strong], ey[strong]
+        # Algebraic (Kasa) circle fit, refitted without the points well inside
+        # the circle: the lip's edge across the ball is a chord, not the rim.
+        for _fit in range(4):
+            a = np.stack([ex, ey, np.ones_like(ex)], 1)
+            b = ex * ex + ey * ey
+            sol, *_ = np.linalg.lstsq(a, b, rcond=None)
+            nx, ny = sol[0] / 2, sol[1] / 2
+            nr = float(np.sqrt(max(sol[2] + nx * nx + ny * ny, 1.0)))
+            res = np.hypot(ex - nx, ey - ny) - nr
+            tol = max(1.5, 2.0 * float(np.median(np.abs(res))))
+            keep = (res > -tol) & (res < 2 * tol)
+            if keep.all() or keep.sum() < 10:
+                break
+            ex, ey = ex[keep], ey[keep]
+        x, y, r = float(nx), float(ny), nr
+        support = len(ex) / _RAYS
+    return Circle(x + x0, y + y0, r, support)
+
+
+def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = None,
+              r_range: tuple[float, float] = (70, 200)) -> Circle | None:
+    """The ball's circle in frame pixels, or None. region: calibrated holder circle (x, y, r)."""
+    v = brightness(frame)
+    h, w = v.shape
+    small = cv2.resize(v, (w // SCALE, h // SCALE), interpolation=cv2.INTER_AREA)
+    box = None
+    r_min, r_max = r_range
+    if region is not None:
+        rx, ry, rr = region
+        s = 2 * SCALE
+        box = (int((rx - 0.5 * rr) / s), int((ry - 0.5 * rr) / s),
+               int((rx + 0.5 * rr) / s) + 1, int((ry + 0.5 * rr) / s) + 1)
+        r_min, r_max = 0.6 * rr, 1.25 * rr
+    coarse = _coarse(small, r_min / SCALE, r_max / SCALE, box)
+    if coarse is None:
+        return None
+    cx, cy, cr = coarse
+    s = 2 * SCALE   # the accumulator is at half the small image's resolution
+    return _refine(v, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
