@@ -228,6 +228,7 @@ config_and_state() {
     if [ ! -s "$(R "$CRED")" ]; then
         (umask 077; "$PYTHON" -c 'import secrets; print(secrets.token_urlsafe(24))' > "$(R "$CRED")")
         say "made the MQTT password $CRED"
+        NEW_SECRET=1
     fi
     fix_perms "$CRED" 0600 root:root
     put_dir "$STATE" 0750 "$APP_USER:$APP_USER"
@@ -243,13 +244,18 @@ device_id() {
 mosquitto_files() {
     put_file "$SRC/systemd/mosquitto-ballreader.conf" "$MQ_CONF" 0644 root:root
     [ "$CHANGED" = 1 ] && BROKER_CHANGED=1
-    if ! grep -q "^$APP_USER:" "$(R "$MQ_PASSWD")" 2>/dev/null; then
+    # Hashes are salted: write the appliance's line only when it is missing or the
+    # password is new, so a second run leaves the file alone.
+    if [ "$NEW_SECRET" = 1 ] || ! grep -q "^$APP_USER:" "$(R "$MQ_PASSWD")" 2>/dev/null; then
         command -v mosquitto_passwd >/dev/null || die "mosquitto_passwd not found (apt install mosquitto)"
-        # Hash the password in a private file: it never appears on a command line.
+        # Other users' lines (boards, consoles) are kept as they are; they are hashed already.
         (umask 077
-         { cat "$(R "$MQ_PASSWD")" 2>/dev/null || true; echo "$APP_USER:$(cat "$(R "$CRED")")"; } > "$WORK/passwd"
-         mosquitto_passwd -U "$WORK/passwd")
-        put_file "$WORK/passwd" "$MQ_PASSWD" 0640 root:mosquitto
+         grep -v "^$APP_USER:" "$(R "$MQ_PASSWD")" > "$WORK/others" 2>/dev/null || true
+         echo "$APP_USER:$(cat "$(R "$CRED")")" > "$WORK/passwd"
+         # Hashed in a private file: the password never appears on a command line.
+         mosquitto_passwd -U "$WORK/passwd"
+         cat "$WORK/others" "$WORK/passwd" > "$WORK/passwd.all")
+        put_file "$WORK/passwd.all" "$MQ_PASSWD" 0640 root:mosquitto
         BROKER_CHANGED=1
     fi
     fix_perms "$MQ_PASSWD" 0640 root:mosquitto
@@ -280,15 +286,17 @@ units() {
     systemctl --quiet is-enabled ballreader.service 2>/dev/null || live systemctl enable ballreader.service
     systemctl --quiet is-enabled mosquitto.service 2>/dev/null || live systemctl enable mosquitto.service
     [ "$BROKER_CHANGED" = 1 ] && live systemctl restart mosquitto.service
-    if [ "$UNIT_CHANGED" = 1 ] || [ "$CODE_CHANGED" = 1 ]; then
-        live systemctl restart ballreader.service
+    # --no-block: a Pi without its camera yet is still installed; the service reports that.
+    if [ "$UNIT_CHANGED" = 1 ] || [ "$CODE_CHANGED" = 1 ] || [ "$NEW_SECRET" = 1 ]; then
+        live systemctl restart --no-block ballreader.service
     else
-        systemctl --quiet is-active ballreader.service || live systemctl start ballreader.service
+        systemctl --quiet is-active ballreader.service || live systemctl start --no-block ballreader.service
     fi
+    say "see: systemctl status ballreader; journalctl -u ballreader"
 }
 
 do_install() {
-    CODE_CHANGED=0 UNIT_CHANGED=0 BROKER_CHANGED=0
+    CODE_CHANGED=0 UNIT_CHANGED=0 BROKER_CHANGED=0 NEW_SECRET=0
     [ "$STAGING" = 1 ] && say "staging into $ROOT (apt, users and systemd are only shown)"
     [ "$STAGING" = 0 ] && check_live_system
     apt_packages

@@ -169,6 +169,22 @@ def test_config_and_secret_are_not_overwritten(staged, tmp_path):
     assert (root2 / "etc/ballreader/credentials/mqtt-password").read_text() == secret
 
 
+def test_lost_secret_is_remade_and_other_broker_users_kept(staged, tmp_path):
+    source, root, _ = staged
+    root2 = copy_tree(root, tmp_path / "root")
+    passwd = root2 / "etc/mosquitto/ballreader.passwd"
+    subprocess.run(["mosquitto_passwd", "-b", str(passwd), "console", "console-pw"], check=True)
+    console_line = [line for line in passwd.read_text().splitlines() if line.startswith("console:")]
+    old_line = [line for line in passwd.read_text().splitlines() if line.startswith("ballreader:")]
+    (root2 / "etc/ballreader/credentials/mqtt-password").unlink()
+    run_install(source, root2)
+    assert (root2 / "etc/ballreader/credentials/mqtt-password").stat().st_size > 0
+    lines = passwd.read_text().splitlines()
+    assert [line for line in lines if line.startswith("console:")] == console_line
+    new_line = [line for line in lines if line.startswith("ballreader:")]
+    assert len(new_line) == 1 and new_line != old_line
+
+
 def test_uninstall_keeps_the_record(staged, tmp_path):
     source, root, _ = staged
     root2 = copy_tree(root, tmp_path / "root")
