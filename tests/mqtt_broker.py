@@ -151,7 +151,10 @@ def _make(tmp_path: Path, port: int, extra_conf: str, persistence: bool) -> Brok
         # Tests run as root: stay root rather than dropping to a 'mosquitto' user
         # that cannot write the test's folder.
         *(["user root"] if os.geteuid() == 0 else []),
-        *(["persistence true", f"persistence_location {folder}/"] if persistence else []),
+        # Always in the broker's folder, so an extra_conf saying "persistence true" never
+        # writes mosquitto.db into the current directory.
+        f"persistence_location {folder}/",
+        *(["persistence true"] if persistence else []),
         extra_conf,
     ]
     conf.write_text("\n".join(lines) + "\n")
@@ -175,7 +178,11 @@ class Subscriber:
     """
 
     def __init__(self, broker: Broker, *topics: str, qos: int = 1, client_id: str = "",
-                 clean_session: bool = True, username: str | None = None, password: str | None = None):
+                 clean_session: bool = True, username: str | None = None, password: str | None = None,
+                 resubscribe: bool = True):
+        # resubscribe=False subscribes on the first connect only: after a reconnect the
+        # messages then come only from a persistent session the broker really kept.
+        self._resubscribe = resubscribe
         self.messages: list = []
         self._queue: queue.Queue = queue.Queue()
         self._subscribed = threading.Event()
@@ -196,7 +203,7 @@ class Subscriber:
             raise RuntimeError(f"could not subscribe to {topics} on port {broker.port}")
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
-        if not reason_code.is_failure:
+        if not reason_code.is_failure and (self._resubscribe or not self._subscribed.is_set()):
             client.subscribe([(t, self._qos) for t in self._topics])
 
     def wait_for(self, match=lambda m: True, timeout: float = 10.0, after: int = 0):
