@@ -25,6 +25,7 @@ class Circle:
     y: float
     r: float
     support: float      # share of the rim seen as a clear bright -> dark edge
+    lip_y: float | None = None   # frame row where the holder lip starts hiding the ball, if it does
 
     def as_tuple(self) -> tuple[float, float, float]:
         return (float(self.x), float(self.y), float(self.r))
@@ -133,7 +134,11 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
             ex, ey = ex[keep], ey[keep]
         x, y, r = float(nx), float(ny), nr
         support = len(ex) / _RAYS
-    return Circle(x + x0, y + y0, r, support)
+    # The lowest rim point seen: below it the lip hides the ball (when it is
+    # clearly above the bottom of the circle).
+    low = float(ey.max())
+    lip_y = low + y0 if low < y + 0.93 * r else None
+    return Circle(x + x0, y + y0, r, support, lip_y)
 
 
 def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = None,

@@ -1,0 +1,76 @@
+"""Ink: the thin strokes of the print, dark on light or light on dark.
+
+A closing (or opening) with a disc a little wider than a stroke gives the
+paper under the print; the difference is the ink. Each colour channel is
+treated alone and the strongest wins, so black ink on a blue disc (strong in
+blue) and blue ink on a white ball (strong in red) both stand out.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from .sphere import Flat, pixel_normals
+
+_K7 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+_K11 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (11, 11))
+
+
+def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
+                       lip_y: float | None = None) -> np.ndarray | None:
+    """Direction (unit vector) of the print's centre: the mean sphere normal of the ink."""
+    x, y, r = ball
+    h, w = frame.shape[:2]
+    s = 40.0 / r                       # the ball at ~80 px across is enough for this
+    x0, y0 = int(max(0, x - r)), int(max(0, y - r))
+    x1, y1 = int(min(w, x + r + 1)), int(min(h, y + r + 1))
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return None
+    roi = cv2.resize(frame[y0:y1, x0:x1], None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+    bh = cv2.morphologyEx(roi, cv2.MORPH_BLACKHAT, _K7).max(axis=2)
+    th = cv2.morphologyEx(roi, cv2.MORPH_TOPHAT, _K7).max(axis=2)
+    d = np.maximum(bh, th).astype(np.float32)
+    ys, xs = np.mgrid[0:d.shape[0], 0:d.shape[1]].astype(np.float32)
+    xs = (xs + 0.5) / s + x0 - 0.5
+    ys = (ys + 0.5) / s + y0 - 0.5
+    inside = (xs - x) ** 2 + (ys - y) ** 2 < (0.94 * r) ** 2
+    if lip_y is not None:
+        inside &= ys < lip_y - 0.04 * r
+    wgt = d[inside]
+    if wgt.size < 20:
+        return None
+    wgt = np.where(wgt > np.percentile(wgt, 70), wgt, 0)
+    if wgt.sum() <= 0:
+        return None
+    n = pixel_normals(xs[inside], ys[inside], ball)
+    c = (n * wgt[:, None]).sum(0)
+    norm = np.linalg.norm(c)
+    return c / norm if norm > 0 else None
+
+
+def ink_maps(flat: Flat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dark ink, light ink, paper brightness) float32 maps of a flattened print."""
+    img = flat.image
+    if not flat.valid.all():
+        # Fill what the frame does not show with the paper's median colour,
+        # so the lip and the far side make no ink.
+        fill = np.median(img[flat.valid], axis=0) if flat.valid.any() else np.zeros(3)
+        img = img.copy()
+        img[~flat.valid] = fill.astype(np.uint8)
+    close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K11)
+    open_ = cv2.morphologyEx(img, cv2.MORPH_OPEN, _K11)
+    dark = cv2.subtract(close, img).max(axis=2).astype(np.float32)
+    light = cv2.subtract(img, open_).max(axis=2).astype(np.float32)
+    paper = close.max(axis=2).astype(np.float32)
+    return dark, light, paper
+
+
+def ink_mask(strength: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Binary ink from a strength map: Otsu, but never below a clear contrast."""
+    s = np.clip(strength, 0, 255).astype(np.uint8)
+    vals = s[valid]
+    if vals.size < 50:
+        return np.zeros_like(s, dtype=bool)
+    t, _ = cv2.threshold(vals.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    t = max(float(t), 28.0)
+    return (s > t) & valid
