@@ -1,0 +1,185 @@
+"""A wired flashboard on a serial port: each call, void, clear and new game as a line of bytes.
+
+Halls' wired boards each speak their own little protocol, so the bytes come from templates
+in the config, e.g. call = "\\x02C{number:02d}\\x03" or "{letter} {number}\\r\\n".
+Placeholders: {ball} {letter} {number} {game} {index} {seq} {prize} {pattern}, with Python
+format specs ({number:02d}). Escapes in the template: \\xHH, \\r, \\n, \\t, \\0, \\\\.
+
+The board keeps the balls it shows: a repeated call changes nothing, a void unlights its
+ball, a state message catches up what was missed, and a new game number clears the board. Writes happen on a worker thread, so a
+slow or unplugged board never holds up a call; a write error is logged and kept in
+`last_error` (a board fault, not an appliance fault: calls go on).
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import re
+import string
+import threading
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from firmware.serial_port import PySerialLink, SerialPortError
+from vision.balls import parse_ball
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDERS = ("ball", "letter", "number", "game", "index", "seq", "prize", "pattern")
+_SAMPLE = {"ball": "B12", "letter": "B", "number": 12, "game": 1, "index": 1, "seq": 1,
+           "prize": "", "pattern": "any_line"}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|[rnt0\\])")
+_SIMPLE = {"r": "\r", "n": "\n", "t": "\t", "0": "\0", "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    """'\\x02A\\r\\n' (as written in a TOML literal string) -> the control characters."""
+    def one(m: re.Match) -> str:
+        code = m.group(1)
+        return chr(int(code[1:], 16)) if code[0] == "x" else _SIMPLE[code]
+    return _ESCAPE.sub(one, text)
+
+
+def render(template: str, fields: dict[str, Any], encoding: str = "latin-1") -> bytes:
+    """Fill a template. Escapes count only in the template's own text, never in the values
+    (a prize written "\\x03" must not end a frame early)."""
+    out = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        out.append(unescape(literal))
+        if name is None:
+            continue
+        if name not in PLACEHOLDERS:
+            raise KeyError(f"unknown placeholder {{{name}}}; known: {', '.join(PLACEHOLDERS)}")
+        value = fields.get(name, "")
+        if conversion:
+            value = {"r": repr, "s": str, "a": ascii}[conversion](value)
+        out.append(format(value, spec or ""))
+    return "".join(out).encode(encoding, errors="replace")
+
+
+class SerialBoardConfig(BaseModel):
+    """[serial_board] in the config."""
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    port: str = Field("/dev/ttyUSB0", description="Device path or pyserial URL (e.g. socket://host:4001)")
+    baudrate: int = Field(9600, ge=50, le=4_000_000)
+    parity: Literal["N", "E", "O", "M", "S"] = "N"
+    bytesize: Literal[5, 6, 7, 8] = 8
+    stopbits: Literal[1, 1.5, 2] = 1
+    encoding: str = Field("latin-1", description="Text encoding of the rendered templates")
+    write_timeout_s: float = Field(1.0, gt=0, le=30)
+    call: str = Field("{ball}\\r\\n", description="Sent for each call")
+    void: str = Field("VOID {ball}\\r\\n", description="Sent when a call is voided")
+    clear: str = Field("CLEAR\\r\\n", description="Sent to blank the board (before a new game)")
+    new_game: str = Field("GAME {game}\\r\\n", description="Sent when a new game starts")
+
+    @field_validator("call", "void", "clear", "new_game")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        try:
+            render(v, _SAMPLE)
+        except (KeyError, ValueError, IndexError) as e:
+            raise ValueError(f"bad template {v!r}: {e}") from None
+        return v
+
+    @field_validator("encoding")
+    @classmethod
+    def _encoding(cls, v: str) -> str:
+        import codecs
+        codecs.lookup(v)  # LookupError -> refused at start
+        return v
+
+
+class SerialBoard:
+    def __init__(self, config: SerialBoardConfig, link_factory: Callable[..., Any] = PySerialLink) -> None:
+        self.config = config
+        self.link = link_factory(config.port, baudrate=config.baudrate, parity=config.parity,
+                                 bytesize=config.bytesize, stopbits=config.stopbits,
+                                 timeout=config.write_timeout_s)
+        self.game: int | None = None
+        self.shown: list[str] = []  # balls lit on the board for this game, in call order
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[bytes | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._write_loop, name="serial-board", daemon=True)
+        self._worker.start()
+
+    # -- what the board is told ------------------------------------------------------------
+    # The board keeps which balls it shows, so a repeated message changes nothing and a
+    # state message brings it up to date after it missed some (or at start).
+    def on_call(self, call: dict[str, Any]) -> None:
+        """A call message, called or voided."""
+        with self._lock:
+            if call["game"] != self.game:
+                self._start_game(call["game"], {})
+            if call["event_type"] == "voided":
+                if call["ball"] in self.shown:
+                    self.shown.remove(call["ball"])
+                    self._send(self.config.void, call)
+            elif call["ball"] not in self.shown:
+                self.shown.append(call["ball"])
+                self._send(self.config.call, call)
+
+    def on_state(self, state: dict[str, Any]) -> None:
+        """A state message: a new game clears the board; missed calls and voids are caught up."""
+        game = state.get("game")
+        if not game:
+            return
+        with self._lock:
+            if game["number"] != self.game:
+                self._start_game(game["number"], {"prize": game.get("prize") or "",
+                                                  "pattern": (game.get("pattern") or {}).get("name", "")})
+            for ball in [b for b in self.shown if b not in game["called"]]:
+                self.shown.remove(ball)
+                self._send(self.config.void, self._fields(ball, game["number"]))
+            for index, ball in enumerate(game["called"], start=1):
+                if ball not in self.shown:
+                    self.shown.append(ball)
+                    self._send(self.config.call, {**self._fields(ball, game["number"]), "index": index})
+
+    def clear(self) -> None:
+        self._send(self.config.clear, {"game": self.game or 0})
+
+    @staticmethod
+    def _fields(ball: str, game: int) -> dict[str, Any]:
+        number = parse_ball(ball)
+        return {"ball": ball, "letter": ball[0], "number": number, "game": game}
+
+    def _start_game(self, number: int, extra: dict[str, Any]) -> None:
+        self.game = number
+        self.shown = []
+        self.clear()
+        self._send(self.config.new_game, {"game": number, **extra})
+
+    def _send(self, template: str, fields: dict[str, Any]) -> None:
+        try:
+            self._queue.put(render(template, fields, self.config.encoding))
+        except (ValueError, TypeError) as e:  # e.g. {number:02d} in a template with no number
+            self.last_error = f"template {template!r}: {e}"
+            log.warning("flashboard: %s", self.last_error)
+
+    # -- the port ---------------------------------------------------------------------------
+    def _write_loop(self) -> None:
+        while (data := self._queue.get()) is not None:
+            try:
+                self.link.write(data)
+                self.last_error = None
+            except SerialPortError as e:
+                # The board is missing or stuck: say so, keep going with the next message.
+                self.last_error = str(e)
+                log.warning("flashboard: %s", e)
+            finally:
+                self._queue.task_done()
+        self._queue.task_done()
+
+    def flush(self) -> None:
+        """Wait until everything queued has been written (or failed)."""
+        self._queue.join()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._worker.join(timeout=5)
+        self.link.close()
