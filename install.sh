@@ -275,7 +275,9 @@ units() {
     if [ "$STAGING" = 1 ]; then
         # Enabling is only a symlink; systemctl --root makes it without a running systemd.
         if command -v systemctl >/dev/null; then
-            systemctl --root="$ROOT" --quiet enable ballreader.service 2>/dev/null
+            # (It warns that multi-user.target is missing: a staging root has no systemd.)
+            systemctl --root="$ROOT" --quiet enable ballreader.service 2>/dev/null \
+                || die "systemctl --root=$ROOT enable ballreader.service failed"
         else
             echo "install.sh: would run: systemctl enable ballreader.service"
         fi
@@ -326,7 +328,8 @@ do_uninstall() {
     if [ -f "$(R "$UNIT")" ]; then
         if [ "$STAGING" = 1 ]; then
             if command -v systemctl >/dev/null; then
-                systemctl --root="$ROOT" --quiet disable ballreader.service 2>/dev/null
+                systemctl --root="$ROOT" --quiet disable ballreader.service 2>/dev/null \
+                    || die "systemctl --root=$ROOT disable ballreader.service failed"
             fi
         else
             live systemctl disable --now ballreader.service
