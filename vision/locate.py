@@ -160,4 +160,15 @@ def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = Non
         return None
     cx, cy, cr = coarse
     s = 2 * SCALE   # the accumulator is at half the small image's resolution
-    return _refine(v, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
+    found = _refine(v, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
+    if found is None:
+        return None
+    # A white disc on a dark ball can outshine the ball's own rim: look once
+    # for a clear rim further out around the same centre.
+    if region is None or found.r < 0.85 * region[2]:
+        outer = _refine(v, found.x, found.y, found.r * 1.45, iterations=2)
+        if (outer is not None and outer.r > 1.15 * found.r and outer.support >= 0.35
+                and np.hypot(outer.x - found.x, outer.y - found.y) < 0.3 * found.r
+                and (region is None or outer.r < 1.25 * region[2])):
+            return outer
+    return found
