@@ -260,7 +260,11 @@ mosquitto_files() {
     fi
     fix_perms "$MQ_PASSWD" 0640 root:mosquitto
     if [ ! -f "$(R "$MQ_ACL")" ]; then
-        sed "s/@DEVICE_ID@/$(device_id)/g" "$SRC/systemd/mosquitto-acl" > "$WORK/acl"
+        local id
+        id=$(device_id)
+        # Home Assistant's node id for the device: see services/ha_discovery.py.
+        sed -e "s/@DEVICE_ID@/$id/g" -e "s/@HA_NODE@/bingo_${id//-/_}/g" \
+            "$SRC/systemd/mosquitto-acl" > "$WORK/acl"
         put_file "$WORK/acl" "$MQ_ACL" 0640 root:mosquitto
         BROKER_CHANGED=1
     fi
