@@ -44,7 +44,7 @@ MQ_CONF=/etc/mosquitto/conf.d/ballreader.conf
 MQ_PASSWD=/etc/mosquitto/ballreader.passwd
 MQ_ACL=/etc/mosquitto/ballreader.acl
 APP_USER=ballreader
-APP_GROUPS=(video gpio dialout)
+APP_GROUPS=(video gpio dialout audio)
 APT_PACKAGES=(python3-picamera2 mosquitto mosquitto-clients espeak-ng python3-venv)
 
 STAGING=0
