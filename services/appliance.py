@@ -10,6 +10,8 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -42,8 +44,14 @@ def make_camera(cfg: Config, sim_scene=None, seed: int = 0) -> FrameSource:
 
 class Appliance:
     def __init__(self, cfg: Config, *, sim: bool = False, seed: int | None = None,
-                 balls: int | None = None) -> None:
+                 balls: int | None = None, config_path: Path | None = None) -> None:
         self.cfg = cfg
+        self.config_path = config_path  # where the web page saves changes; None = not saved
+        self.sim = sim
+        # Live consumers inside the process (web pages): called with (kind, payload) for
+        # kind in state | call | read. They must not block.
+        self.observers: list[Callable[[str, dict[str, Any]], None]] = []
+        self.web = None
         self.started = time.monotonic()
         self.stop_event = threading.Event()
         self._settled: queue.Queue[float] = queue.Queue()
@@ -51,7 +59,8 @@ class Appliance:
         self.blower_done = threading.Event()
 
         self.record = Record(cfg.record.path)
-        self.engine = DrawEngine(self.record, on_change=self._engine_changed)
+        self.engine = DrawEngine(self.record, on_change=self._engine_changed,
+                                 on_call=lambda call: self.notify("call", call))
         self.record.append("power_on", {"device_id": cfg.device_id, "sim": sim})
         self.reader = BallReader(region=self._region())
 
@@ -92,6 +101,19 @@ class Appliance:
         if hasattr(self, "mqtt"):
             self.mqtt.publish_state()
             self.mqtt.flush_calls()
+        self.notify("state", self.engine.state())
+
+    def notify(self, kind: str, payload: dict[str, Any]) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(kind, payload)
+            except Exception:  # a broken page must not stop a call
+                log.exception("observer failed on %s", kind)
+
+    def apply_config(self, cfg: Config) -> None:
+        """Take a validated config from the web page: the reader's region and sensor timing now."""
+        self.cfg = cfg
+        self.reader = BallReader(region=self._region())
 
     def request(self, command: str, payload: bytes | str | dict | None) -> dict[str, Any]:
         """Every command, from MQTT or the web pages, goes through here."""
@@ -143,12 +165,14 @@ class Appliance:
         reason = next((r.reason for r in readings if r.reason), None) if decision != "commit" else None
         outcome = self.engine.on_reading(fused.number, fused.confidence, decision, fused.frames, reason,
                                          jpeg.tobytes() if ok and self.cfg.record.keep_frames else None)
-        self.mqtt.publish("read", {
+        read = {
             "attempt": self.engine.attempts, "ball": fused.ball if decision in ("commit", "confirm") else None,
             "letter": fused.ball[0] if fused.ball else None, "number": fused.number,
             "confidence": round(fused.confidence, 4), "needs_confirm": outcome.decision == "confirm",
             "decision": outcome.decision if outcome.decision != "called" else "commit",
-            "reason": outcome.reason or reason, "frames": fused.frames, "ts": utc_now()})
+            "reason": outcome.reason or reason, "frames": fused.frames, "ts": utc_now()}
+        self.mqtt.publish("read", read)
+        self.notify("read", read)
         for listener in self.outcome_listeners:
             listener(outcome.decision)
         return outcome
@@ -178,6 +202,10 @@ class Appliance:
             self._threads.append(threading.Thread(target=self._run_blower, name="sim-blower", daemon=True))
         for t in self._threads:
             t.start()
+        if self.cfg.web.enabled:
+            from services.web.server import start_web
+
+            self.web = start_web(self)
         systemd_notify.ready()
 
     def _prepare_sim_game(self) -> None:
@@ -205,6 +233,8 @@ class Appliance:
     def stop(self, drain_s: float = 30.0) -> None:
         self.stop_event.set()
         systemd_notify.stopping()
+        if self.web:
+            self.web.stop()
         for t in getattr(self, "_threads", []):
             t.join(timeout=5)
         if self.sensor:

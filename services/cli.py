@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from services.appliance import Appliance
 
-    appliance = Appliance(cfg, sim=args.sim, seed=args.seed, balls=args.balls)
+    appliance = Appliance(cfg, sim=args.sim, seed=args.seed, balls=args.balls, config_path=args.config)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

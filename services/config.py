@@ -66,7 +66,13 @@ class SensorConfig(Section):
     pull_up: bool | None = Field(None, description="Internal pull resistor: True up, False down, None none")
     debounce_ms: float = Field(30, ge=1, le=1000, description="Input must be stable this long to count")
     settle_ms: float = Field(250, ge=0, le=5000, description="Further wait before the ball is read")
-    stuck_s: float = Field(10, ge=1, le=600, description="Active longer than this is a stuck-sensor fault")
+    stuck_s: float = Field(120, ge=1, le=3600, description="Active longer than this is a stuck-sensor fault")
+
+    @model_validator(mode="after")
+    def _stuck_after_settle(self) -> "SensorConfig":
+        if self.stuck_s <= (self.debounce_ms + self.settle_ms) / 1000:
+            raise ValueError("sensor.stuck_s must be longer than debounce_ms + settle_ms")
+        return self
 
 
 class Region(Section):
@@ -114,9 +120,9 @@ class RulesConfig(Section):
 
 
 class WebConfig(Section):
-    enabled: bool = True
+    enabled: bool = False
     host: str = "127.0.0.1"
-    port: int = Field(8080, ge=0, le=65535)
+    port: int = Field(8080, ge=0, le=65535, description="0 = any free port (it is logged)")
     password_file: Path | None = Field(None, description="Hashed technician password (default beside the record)")
 
 

@@ -53,9 +53,11 @@ class Outcome:
 
 
 class DrawEngine:
-    def __init__(self, record: Record, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, record: Record, on_change: Callable[[], None] | None = None,
+                 on_call: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.record = record
         self.on_change = on_change or (lambda: None)
+        self.on_call = on_call or (lambda call: None)  # every call and void, as published
         self._lock = threading.RLock()
         self.occasion: Occasion | None = None
         self.game: Game | None = None
@@ -72,6 +74,8 @@ class DrawEngine:
     def _emit(self, kind: str, data: dict[str, Any], frame_jpeg: bytes | None = None) -> Event:
         event = self.record.append(kind, data, frame_jpeg)
         self._apply(event)
+        if kind in ("call", "void"):
+            self.on_call(event.data)
         return event
 
     def _apply(self, e: Event) -> None:

@@ -38,9 +38,11 @@ class MqttLink:
         self.connected = threading.Event()
         self.on_connected: list[Callable[[mqtt.Client], None]] = []  # e.g. Home Assistant discovery
         self.subscriptions: dict[str, Callable[[mqtt.MQTTMessage], None]] = {}
-        self._lock = threading.Lock()
-        self._inflight: dict[int, int] = {}  # paho mid -> call seq
+        self._flush_lock = threading.Lock()  # one flusher at a time keeps calls in seq order
+        self._pending: list[tuple[int, mqtt.MQTTMessageInfo]] = []  # handed to paho, not yet acknowledged
         self._handed: set[int] = set()  # seqs given to paho in this process (paho resends its own)
+        self._stopping = threading.Event()
+        self._last_faults: str | None = None
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mqtt-request")
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"ballreader-{device_id}",
@@ -52,7 +54,6 @@ class MqttLink:
         client.max_queued_messages_set(0)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
-        client.on_publish = self._on_publish
         client.on_message = self._on_message
         self.client = client
 
@@ -64,6 +65,7 @@ class MqttLink:
         # connect_async + loop_start: a broker that is down at start is retried, never fatal.
         self.client.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
         self.client.loop_start()
+        threading.Thread(target=self._watch_acks, name="mqtt-acks", daemon=True).start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Clean stop: wait briefly for outstanding calls, then say offline and disconnect."""
@@ -77,6 +79,7 @@ class MqttLink:
                 pass
         self.client.disconnect()
         self.client.loop_stop()
+        self._stopping.set()
 
     def wait_published(self, timeout: float) -> bool:
         """True once every call in the record has been acknowledged by the broker."""
@@ -101,7 +104,7 @@ class MqttLink:
         client.subscribe(self.topic("request/+"), qos=1)
         for topic in self.subscriptions:
             client.subscribe(topic, qos=1)
-        self.publish_state()
+        self.publish_state(force=True)
         for hook in self.on_connected:
             hook(client)
         client.publish(self.topic("availability"), "online", qos=1, retain=True)
@@ -112,11 +115,18 @@ class MqttLink:
         self.connected.clear()
         log.warning("MQTT disconnected: %s", reason_code)
 
-    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
-        with self._lock:
-            seq = self._inflight.pop(mid, None)
-        if seq is not None:
-            self.record.mark_published(seq)
+    def _watch_acks(self) -> None:
+        """Mark calls published once the broker has acknowledged them.
+
+        Polled rather than done in paho's on_publish: that callback runs under paho's own
+        lock, and taking ours there deadlocks against a thread that is publishing.
+        """
+        while not self._stopping.wait(0.05):
+            with self._flush_lock:
+                done = [(seq, info) for seq, info in self._pending if info.is_published()]
+                self._pending = [p for p in self._pending if not p[1].is_published()]
+            for seq, _ in done:
+                self.record.mark_published(seq)
 
     def _on_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
         prefix = self.topic("request/")
@@ -137,9 +147,13 @@ class MqttLink:
         self.client.publish(self.topic(f"response/{command}"), dumps(response), qos=1)
 
     # -- publishing ------------------------------------------------------------------------
-    def publish_state(self) -> None:
+    def publish_state(self, force: bool = False) -> None:
+        """Retained state; the retained fault list too, when it changed (or on connect)."""
         self.client.publish(self.topic("state"), dumps(self._state()), qos=1, retain=True)
-        self.client.publish(self.topic("fault"), dumps(self._faults()), qos=1, retain=True)
+        faults = dumps(self._faults())
+        if force or faults != self._last_faults:
+            self._last_faults = faults
+            self.client.publish(self.topic("fault"), faults, qos=1, retain=True)
 
     def publish(self, name: str, payload: dict[str, Any], qos: int = 0, retain: bool = False) -> None:
         self.client.publish(self.topic(name), dumps(payload), qos=qos, retain=retain)
@@ -148,7 +162,7 @@ class MqttLink:
         """Hand every unpublished call to paho, in seq order, once per process."""
         if not self.connected.is_set():
             return
-        with self._lock:
+        with self._flush_lock:
             for call in self.record.unpublished():
                 seq = call["seq"]
                 if seq in self._handed:
@@ -158,4 +172,4 @@ class MqttLink:
                     log.warning("call %s not handed to MQTT: %s", seq, mqtt.error_string(info.rc))
                     break
                 self._handed.add(seq)
-                self._inflight[info.mid] = seq
+                self._pending.append((seq, info))
