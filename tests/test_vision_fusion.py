@@ -1,0 +1,64 @@
+"""Fusing frames: commit only on strong, consistent evidence."""
+import numpy as np
+import pytest
+
+from vision.fusion import fuse
+from vision.glare import remove_glare
+from vision.reader import Reading
+
+
+def _reading(number, conf, p=None, named=True):
+    p = conf if p is None else p
+    rest = (1 - p) / 74
+    scores = {n: rest for n in range(1, 76)}
+    scores[number] = p
+    from vision.balls import ball_name, letter_for
+    if named:
+        return Reading(ball_name(number), letter_for(number), number, conf, 1.0, None, scores=scores)
+    return Reading(None, None, None, conf, 1.0, "unsure", scores=scores)
+
+
+def test_strong_agreeing_frames_commit():
+    fused = fuse([_reading(12, 0.9995) for _ in range(5)])
+    assert fused.decision == "commit" and fused.ball == "B12" and fused.number == 12 and fused.frames == 5
+
+
+def test_one_middling_frame_asks_for_confirmation():
+    fused = fuse([_reading(40, 0.95, named=False)])
+    assert fused.decision == "confirm" and fused.ball == "N40"
+
+
+def test_weak_frames_ask_for_the_ball_again():
+    fused = fuse([_reading(40, 0.4, named=False) for _ in range(3)])
+    assert fused.decision == "represent" and fused.ball is None
+
+
+def test_frames_naming_different_balls_never_commit():
+    fused = fuse([_reading(6, 0.999), _reading(9, 0.999), _reading(6, 0.999)])
+    assert fused.decision == "represent" and fused.ball is None
+
+
+def test_many_weak_frames_do_not_add_up_to_a_commit():
+    # Frames of one resting ball share their errors: 20 frames at 0.9 are not 0.9**20 sure.
+    fused = fuse([_reading(33, 0.9, named=False) for _ in range(20)])
+    assert fused.decision != "commit"
+
+
+def test_no_readings_or_no_scores_represent():
+    assert fuse([]).decision == "represent"
+    empty = Reading(None, None, None, 0.0, 1.0, "no ball found")
+    assert fuse([empty, empty]).decision == "represent"
+
+
+def test_remove_glare_keeps_the_darker_pixel():
+    a = np.full((4, 4, 3), 100, np.uint8)
+    b = a.copy()
+    a[0, 0] = 255          # glare in frame a
+    b[3, 3] = 250          # glare elsewhere in frame b
+    out = remove_glare(a, b)
+    assert (out == 100).all()
+
+
+def test_remove_glare_refuses_mismatched_frames():
+    with pytest.raises(ValueError):
+        remove_glare(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 5, 3), np.uint8))

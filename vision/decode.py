@@ -1,0 +1,85 @@
+"""From glyph layouts to a score for every ball number.
+
+For each reading guess (ink polarity x "which blob is the letter"), the
+classifier gives letter and digit probabilities; a number's score under the
+guess is P(its letter) x P(each of its digits). The best guess for each number
+wins. Rejected glyphs (class "reject") pull every score down, so a print that
+does not look like a print scores low everywhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .balls import LETTERS, letter_for
+from .classify import DIGITS, LETTERS as LETTER_SLICE, GlyphModel
+from .glyphs import Layout, features, parse, up_guesses
+from .print_find import Print
+
+_NUMS = np.arange(1, 76)
+_COL = np.array([LETTERS.index(letter_for(int(n))) for n in _NUMS])
+_TENS = _NUMS // 10
+_ONES = _NUMS % 10
+_ONE_DIGIT = _NUMS < 10
+
+
+@dataclass
+class Guess:
+    print_: Print
+    layout: Layout
+    scores: np.ndarray          # (75,) score of numbers 1..75 under this guess
+
+
+def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layout]]:
+    out = []
+    for p in prints:
+        for angle in up_guesses(p.mask, max_guesses):
+            lay = parse(p.strength, p.mask, angle)
+            if lay is not None:
+                out.append((p, lay))
+    return out
+
+
+def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[Guess]:
+    """Classify all glyphs of all guesses in one batch and score the 75 numbers under each."""
+    if not pairs:
+        return []
+    glyphs, aspects, owners = [], [], []
+    for i, (_p, lay) in enumerate(pairs):
+        for g, a in zip([lay.letter] + lay.digits, lay.aspects):
+            glyphs.append(g)
+            aspects.append(a)
+            owners.append(i)
+    probs = model.proba(features(glyphs, aspects))
+    out = []
+    k = 0
+    for p, lay in pairs:
+        pl = probs[k, LETTER_SLICE]
+        pd = [probs[k + 1 + j, DIGITS] for j in range(len(lay.digits))]
+        k += 1 + len(lay.digits)
+        s = np.zeros(75)
+        if len(pd) == 1:
+            s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
+        else:
+            two = ~_ONE_DIGIT
+            s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]
+        out.append(Guess(p, lay, s))
+    return out
+
+
+def combine(guesses: list[Guess]) -> tuple[np.ndarray, list[Guess | None]]:
+    """Best score of each number over the guesses, and which guess gave it."""
+    best = np.zeros(75)
+    who: list[Guess | None] = [None] * 75
+    for g in guesses:
+        better = g.scores > best
+        best = np.where(better, g.scores, best)
+        for i in np.nonzero(better)[0]:
+            who[i] = g
+    return best, who
+
+
+def column_vector(col_probs: dict[str, float]) -> np.ndarray:
+    """(75,) probability of each number's column from the colour cue."""
+    return np.array([col_probs[LETTERS[c]] for c in _COL])

@@ -1,0 +1,73 @@
+"""Fuse the readings of several frames of one ball into one decision.
+
+Frames of a resting ball share most of their errors (same pose, same glare),
+so the fused evidence must not multiply them as if independent. We combine
+the per-frame number probabilities with a tempered product (geometric mean
+raised to sqrt(n)) and the frames' calibrated confidences by their median
+log-odds plus log(k)/2: more frames help, far less than independence would
+claim. Frames that named a ball must all agree.
+
+    commit    - strong, consistent evidence: call the ball
+    confirm   - one clear candidate but not strong enough: ask a person
+    represent - nothing clear: present the ball again (shake the holder)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .balls import ball_name
+
+
+@dataclass
+class FusedReading:
+    decision: str               # "commit" | "confirm" | "represent"
+    number: int | None
+    ball: str | None
+    confidence: float
+    frames: int
+
+
+def fuse(readings: list, commit_at: float = 0.999, confirm_at: float = 0.9) -> FusedReading:
+    """One decision from the readings of frames of the same ball."""
+    n = len(readings)
+    named = {r.number for r in readings if getattr(r, "ball", None) is not None}
+    useful = [r for r in readings if r.scores]
+    if not useful:
+        return FusedReading("represent", None, None, 0.0, n)
+    # Log-probability per number, floor for numbers a frame gave no score.
+    logp = np.zeros(75)
+    for r in useful:
+        p = np.full(75, 1e-4)
+        for num, v in r.scores.items():
+            p[num - 1] = max(v, 1e-4)
+        p /= p.sum()
+        logp += np.log(p)
+    k = len(useful)
+    tempered = logp / k * math.sqrt(k)
+    tempered -= tempered.max()
+    post = np.exp(tempered)
+    post /= post.sum()
+    best = int(np.argmax(post))
+    number = best + 1
+    # Per-frame calibrated confidence of frames that agree with the best number:
+    # the fused confidence may not claim more than the evidence behind it.
+    agree = [r.confidence for r in useful if max(r.scores, key=r.scores.get) == number]
+    if not agree:
+        return FusedReading("represent", None, None, 0.0, n)
+    # Frames of one pose mostly share their errors: more agreeing frames add
+    # only log(k)/2 to the typical frame's log-odds, nowhere near k times.
+    logits = sorted(math.log(max(c, 1e-9) / max(1 - c, 1e-9)) for c in agree)
+    fused_logit = logits[len(logits) // 2] + 0.5 * math.log(len(agree))
+    conf = float(min(post[best], 1 / (1 + math.exp(-fused_logit))))
+    conflict = len(named) > 1 or bool(named and number not in named)
+    disagree = len(agree) < 0.6 * k
+    if conflict or disagree:
+        return FusedReading("represent", None, None, conf, n)
+    if conf >= commit_at:
+        return FusedReading("commit", number, ball_name(number), conf, n)
+    if conf >= confirm_at:
+        return FusedReading("confirm", number, ball_name(number), conf, n)
+    return FusedReading("represent", None, None, conf, n)

@@ -1,0 +1,175 @@
+"""Read one camera frame: which ball is in the holder, and how sure we are.
+
+find the ball -> find and flatten the print -> guess its rotation -> classify
+letter and digits -> add the column colour -> one probability per number ->
+calibrated confidence. A ball is named only when the confidence clears
+ACCEPT; otherwise `ball` is None and `reason` says why.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .balls import ball_name, letter_for
+from .classify import load_model
+from .colour import column_probabilities
+from .decode import Guess, column_vector, combine, layouts, score_guesses
+from .locate import find_ball
+from .print_find import find_prints
+from .sphere import PATCH
+
+CALIBRATION = Path(__file__).with_name("data") / "calibration.npz"
+ACCEPT = 0.99            # default; the calibration file may carry a measured one
+
+
+class ImageError(ValueError):
+    """The file is not an image we can read."""
+
+
+@dataclass
+class Reading:
+    ball: str | None                 # "B12", None when unsure
+    letter: str | None
+    number: int | None
+    confidence: float                # calibrated probability that the best reading is right
+    ms: float
+    reason: str | None = None
+    ball_circle: tuple[float, float, float] | None = None
+    print_quad: list[tuple[float, float]] | None = None
+    print_image: np.ndarray | None = None
+    scores: dict[int, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"ball": self.ball, "letter": self.letter, "number": self.number,
+                "confidence": round(float(self.confidence), 4), "ms": round(float(self.ms), 2),
+                "reason": self.reason}
+
+
+def evidence(posterior: float, glyph_score: float, colour_p: float) -> np.ndarray:
+    """The calibration model's inputs."""
+    p = min(max(posterior, 1e-9), 1 - 1e-9)
+    return np.array([math.log(p / (1 - p)), math.log(max(glyph_score, 1e-12)),
+                     math.log(max(colour_p, 1e-6)), 1.0])
+
+
+class Calibration:
+    """Logistic map from evidence to the probability that the reading is right."""
+
+    def __init__(self, coef: np.ndarray | None = None, accept: float = ACCEPT):
+        self.coef = coef
+        self.accept = accept
+
+    @classmethod
+    def load(cls, path: Path = CALIBRATION) -> "Calibration":
+        if not path.exists():
+            return cls()
+        with np.load(path) as z:
+            return cls(z["coef"], float(z["accept"]))
+
+    def __call__(self, ev: np.ndarray) -> float:
+        if self.coef is None:                 # uncalibrated: trust the posterior, squeezed
+            return 1 / (1 + math.exp(-0.5 * ev[0]))
+        z = float(ev @ self.coef)
+        return 1 / (1 + math.exp(-max(min(z, 40), -40)))
+
+
+class BallReader:
+    def __init__(self, region: tuple[float, float, float] | None = None, *,
+                 weights: str | None = None, calibration: Calibration | None = None):
+        self.region = region
+        self.model = load_model(weights)
+        self.calibration = calibration or Calibration.load()
+
+    def read(self, frame: np.ndarray) -> Reading:
+        t0 = time.perf_counter()
+        reading = self._read(frame)
+        reading.ms = (time.perf_counter() - t0) * 1000
+        return reading
+
+    # The raw steps, kept apart so training and calibration can use them.
+    def raw(self, frame: np.ndarray):
+        """(ball circle, guesses, column probabilities) or a reason string."""
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.size == 0:
+            return "not a colour frame"
+        ball = find_ball(frame, self.region)
+        if ball is None:
+            return "no ball found"
+        prints = find_prints(frame, ball)
+        if not prints:
+            return ball, [], None
+        guesses = score_guesses(layouts(prints), self.model)
+        return ball, guesses, column_probabilities(frame, ball)
+
+    def _read(self, frame: np.ndarray) -> Reading:
+        raw = self.raw(frame)
+        if isinstance(raw, str):
+            return Reading(None, None, None, 0.0, 0.0, raw)
+        ball, guesses, cols = raw
+        circle = ball.as_tuple()
+        if not guesses:
+            return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
+        glyph, who = combine(guesses)
+        colour = column_vector(cols)
+        joint = glyph * colour
+        total = joint.sum()
+        if total <= 0:
+            return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
+        post = joint / total
+        i = int(np.argmax(post))
+        number = i + 1
+        conf = self.calibration(evidence(float(post[i]), float(glyph[i]), float(colour[i])))
+        scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
+        g = who[i]
+        quad, image = _print_outline(g) if g is not None else (None, None)
+        reading = Reading(None, None, None, conf, 0.0, None, circle, quad, image, scores)
+        glyph_best = int(np.argmax(glyph)) + 1
+        if conf >= self.calibration.accept:
+            reading.ball, reading.letter, reading.number = ball_name(number), letter_for(number), number
+        elif cols[letter_for(glyph_best)] < 0.1 and glyph[glyph_best - 1] > 0.5:
+            reading.reason = "cues disagree"
+        else:
+            reading.reason = "unsure"
+        return reading
+
+
+def _print_outline(g: Guess):
+    """The print's outline in frame pixels and the upright print image."""
+    lay, flat = g.layout, g.print_.flat
+    xs = [b[0] for b in lay.boxes] + [b[0] + b[2] for b in lay.boxes]
+    ys = [b[1] for b in lay.boxes] + [b[1] + b[3] for b in lay.boxes]
+    x0, x1, y0, y1 = min(xs) - 2, max(xs) + 2, min(ys) - 2, max(ys) + 2
+    m = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), lay.angle_deg, 1.0)
+    inv = cv2.invertAffineTransform(m)
+    quad = []
+    for px, py in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
+        qx, qy = inv @ np.array([px, py, 1.0])
+        ix = int(min(max(round(qx), 0), PATCH - 1))
+        iy = int(min(max(round(qy), 0), PATCH - 1))
+        quad.append((float(flat.map_x[iy, ix]), float(flat.map_y[iy, ix])))
+    upright = cv2.warpAffine(flat.image, m, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
+    return quad, upright
+
+
+_default_reader: BallReader | None = None
+
+
+def read_image_file(path, reader: BallReader | None = None) -> Reading:
+    """Read a ball from an image file; raises ImageError when the file is not an image."""
+    p = Path(path)
+    if not p.is_file():
+        raise ImageError(f"{p}: no such file")
+    data = np.fromfile(str(p), dtype=np.uint8)
+    frame = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if frame is None:
+        raise ImageError(f"{p}: not an image OpenCV can decode (JPEG, PNG, BMP, ...)")
+    global _default_reader
+    if reader is None:
+        if _default_reader is None:
+            _default_reader = BallReader()
+        reader = _default_reader
+    return reader.read(frame)

@@ -1,0 +1,280 @@
+"""Train the glyph classifier and calibrate the reader's confidence, from our own renderer.
+
+    python -m vision.train [--seed 1] [--frames 6000] [--calib 2500] [--workers 2]
+
+1. Render random balls (many fonts, see render.TRAIN_FONTS), run the reader's
+   own front end on them (find ball, flatten print) and cut glyphs with the
+   true print rotation known from the Scene: letters and digits get their
+   labels; the same glyphs turned sideways, upside down (when that is not
+   another glyph), and blobs of wrong guesses become "reject".
+2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed).
+3. Read fresh frames (another seed) and fit the logistic calibration of the
+   confidence; ACCEPT is set where no wrong reading remains, with margin.
+Writes vision/data/glyphs.npz and vision/data/calibration.npz.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import math
+import time
+from multiprocessing import Pool
+
+import cv2
+import numpy as np
+
+from .balls import LETTERS
+from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel
+from .glyphs import features, parse, up_guesses
+from .locate import find_ball
+from .print_find import find_prints
+from .render import _colours, random_scene, render
+
+_FLIP_DIGIT = {"0": "0", "1": "1", "8": "8", "6": "9", "9": "6"}
+_FLIP_LETTER = {"N": "N", "O": "O", "I": "I"}
+
+
+def _true_angle(scene, flat) -> float | None:
+    """Rotation (deg) that makes the print upright in this flat patch, or None if not on a print."""
+    rot = scene.rotation_matrix()
+    axis = rot[:, 2]
+    side = axis if axis @ flat.centre > 0 else -axis
+    if math.degrees(math.acos(min(1.0, abs(float(side @ flat.centre))))) > 25:
+        return None
+    up = -rot[:, 1]
+    dx, dy = float(up @ flat.e1), float(up @ flat.e2)
+    return math.degrees(math.atan2(dx, -dy))
+
+
+def _ink_polarity(scene) -> str:
+    body, disc, ink, _outline = _colours(scene)
+    paper = body if scene.style == "ring" else disc
+    return "dark" if max(ink) < max(paper) or sum(ink) < sum(paper) else "light"
+
+
+def _angle_diff(a: float, b: float) -> float:
+    return abs((a - b + 180) % 360 - 180)
+
+
+def _glyph_rows(lay):
+    return [lay.letter] + lay.digits, lay.aspects
+
+
+def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
+    """(glyph images, aspects, labels) from one rendered frame."""
+    gl, asp, lab = [], [], []
+    ball = find_ball(frame)
+    if ball is None:
+        return gl, asp, lab
+    text = str(scene.number)
+    for p in find_prints(frame, ball):
+        true = _true_angle(scene, p.flat)
+        right_ink = p.polarity == _ink_polarity(scene)
+        if true is not None and right_ink:
+            lay = parse(p.strength, p.mask, true + rng.uniform(-9, 9))
+            if lay is not None and len(lay.digits) == len(text):
+                g, a = _glyph_rows(lay)
+                gl += g
+                asp += a
+                lab += [10 + LETTERS.index(scene.letter)] + [int(c) for c in text]
+            flip = parse(p.strength, p.mask, true + 180 + rng.uniform(-9, 9))
+            if flip is not None and len(flip.digits) == len(text):
+                g, a = _glyph_rows(flip)
+                # Read upside down, the digits come in reverse order.
+                want = [_FLIP_LETTER.get(scene.letter)] + [_FLIP_DIGIT.get(c) for c in reversed(text)]
+                for gi, ai, w in zip(g, a, want):
+                    gl.append(gi)
+                    asp.append(ai)
+                    lab.append(REJECT if w is None else CLASSES.index(w))
+            for turn in (90, -90):
+                side = parse(p.strength, p.mask, true + turn + rng.uniform(-15, 15))
+                if side is not None:
+                    g, a = _glyph_rows(side)
+                    gl += g
+                    asp += a
+                    lab += [REJECT] * len(g)
+        # Guesses the reader would make that are plainly wrong: all reject.
+        for ang in up_guesses(p.mask):
+            if true is not None and right_ink and (_angle_diff(ang, true) < 35 or _angle_diff(ang, true + 180) < 35):
+                continue
+            lay = parse(p.strength, p.mask, ang)
+            if lay is not None:
+                g, a = _glyph_rows(lay)
+                gl += g
+                asp += a
+                lab += [REJECT] * len(g)
+    return gl, asp, lab
+
+
+def _make_chunk(args) -> tuple[np.ndarray, np.ndarray]:
+    seed, n = args
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(seed)
+    gl, asp, lab = [], [], []
+    for _ in range(n):
+        number = int(rng.integers(1, 76))
+        scene = random_scene(number, rng, turned_deg=float(rng.uniform(0, 72)))
+        frame = render(scene, rng)
+        g, a, l = samples_for_frame(scene, frame, rng)
+        gl += g
+        asp += a
+        lab += l
+    if not gl:
+        return np.zeros((0, 1), np.float32), np.zeros(0, np.int64)
+    return features(gl, asp), np.asarray(lab, np.int64)
+
+
+def make_dataset(seed: int, frames: int, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    chunk = 100
+    jobs = [(seed * 100_003 + i, min(chunk, frames - i * chunk)) for i in range((frames + chunk - 1) // chunk)]
+    with Pool(workers) as pool:
+        parts = pool.map(_make_chunk, jobs)
+    parts = [p for p in parts if len(p[1])]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs: int = 40,
+              batch: int = 256, lr: float = 2e-3) -> GlyphModel:
+    rng = np.random.default_rng(seed)
+    mean = x.mean(0)
+    std = x.std(0) + 1e-3
+    xs = ((x - mean) / std).astype(np.float32)
+    k = len(CLASSES)
+    d = xs.shape[1]
+    params = [rng.normal(0, math.sqrt(2 / d), (d, hidden)).astype(np.float32), np.zeros(hidden, np.float32),
+              rng.normal(0, math.sqrt(1 / hidden), (hidden, k)).astype(np.float32), np.zeros(k, np.float32)]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    step = 0
+    n = len(xs)
+    for ep in range(epochs):
+        order = rng.permutation(n)
+        rate = lr * (0.5 * (1 + math.cos(math.pi * ep / epochs)))
+        loss_sum = 0.0
+        for s in range(0, n, batch):
+            idx = order[s:s + batch]
+            xb, yb = xs[idx], y[idx]
+            # Light input dropout: no single feature may carry a glyph.
+            xb = xb * (rng.random(xb.shape) > 0.1).astype(np.float32) / 0.9
+            h = np.maximum(xb @ params[0] + params[1], 0)
+            z = h @ params[2] + params[3]
+            z -= z.max(1, keepdims=True)
+            e = np.exp(z)
+            pr = e / e.sum(1, keepdims=True)
+            loss_sum += float(-np.log(pr[np.arange(len(yb)), yb] + 1e-9).sum())
+            g = pr
+            g[np.arange(len(yb)), yb] -= 1
+            g /= len(yb)
+            grads = [None, None, h.T @ g, g.sum(0)]
+            gh = (g @ params[2].T) * (h > 0)
+            grads[0] = xb.T @ gh + 1e-4 * params[0]
+            grads[1] = gh.sum(0)
+            grads[2] += 1e-4 * params[2]
+            step += 1
+            for i, (p, gr) in enumerate(zip(params, grads)):
+                m[i] = 0.9 * m[i] + 0.1 * gr
+                v[i] = 0.999 * v[i] + 0.001 * gr * gr
+                mh = m[i] / (1 - 0.9 ** step)
+                vh = v[i] / (1 - 0.999 ** step)
+                p -= rate * mh / (np.sqrt(vh) + 1e-8)
+        print(f"  epoch {ep + 1}/{epochs} loss {loss_sum / n:.4f}", flush=True)
+    return GlyphModel({"mean": mean, "std": std, "w0": params[0], "b0": params[1],
+                       "w1": params[2], "b1": params[3]})
+
+
+def _calib_chunk(args):
+    seed, n, weights = args
+    cv2.setNumThreads(1)
+    from .reader import BallReader, Calibration, evidence
+    from .decode import column_vector, combine
+    reader = BallReader(weights=weights, calibration=Calibration())
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        number = int(rng.integers(1, 76))
+        scene = random_scene(number, rng)
+        frame = render(scene, rng)
+        raw = reader.raw(frame)
+        if isinstance(raw, str) or not raw[1]:
+            continue
+        _ball, guesses, cols = raw
+        glyph, _who = combine(guesses)
+        colour = column_vector(cols)
+        joint = glyph * colour
+        if joint.sum() <= 0:
+            continue
+        post = joint / joint.sum()
+        i = int(np.argmax(post))
+        ev = evidence(float(post[i]), float(glyph[i]), float(colour[i]))
+        rows.append(np.concatenate([ev, [float(i + 1 == number), scene.ink_visible]]))
+    return np.asarray(rows).reshape(-1, 6)
+
+
+def fit_calibration(rows: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
+    """Logistic regression (Newton) of 'reading right' on the evidence; then the accept level."""
+    x, y = rows[:, :4], rows[:, 4]
+    w = np.zeros(4)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -40, 40)))
+        g = x.T @ (p - y) + 1e-3 * w
+        hess = x.T @ (x * (p * (1 - p))[:, None]) + 1e-3 * np.eye(4)
+        w -= np.linalg.solve(hess, g)
+    conf = 1 / (1 + np.exp(-np.clip(x @ w, -40, 40)))
+    wrong = conf[y == 0]
+    # Accept above every wrong reading seen in calibration, and never below 0.99.
+    accept = float(max(0.99, (wrong.max() if len(wrong) else 0.0) + 1e-4))
+    accept = min(accept, 0.9999)
+    return w, accept
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--frames", type=int, default=6000)
+    ap.add_argument("--calib", type=int, default=2500)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=40)
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    x, y = make_dataset(args.seed, args.frames, args.workers)
+    # Keep as many reject blobs as real glyphs, so the classes stay balanced.
+    rng = np.random.default_rng(args.seed)
+    rej = np.nonzero(y == REJECT)[0]
+    keep = np.concatenate([np.nonzero(y != REJECT)[0],
+                           rng.choice(rej, min(len(rej), int((y != REJECT).sum())), replace=False)])
+    keep.sort()
+    x, y = x[keep], y[keep]
+    counts = np.bincount(y, minlength=len(CLASSES))
+    print(f"glyph samples: {len(y)} in {time.time() - t0:.0f}s;",
+          " ".join(f"{c}:{n}" for c, n in zip(CLASSES, counts)), flush=True)
+    model = train_mlp(x, y, args.seed, epochs=args.epochs)
+    model.save(WEIGHTS)
+    acc = float((model.proba(x).argmax(1) == y).mean())
+    print(f"train accuracy {acc:.4f}; weights {WEIGHTS} ({WEIGHTS.stat().st_size // 1024} KiB); "
+          f"{time.time() - t0:.0f}s", flush=True)
+    from .classify import load_model
+    load_model.cache_clear()
+    n = args.calib
+    chunk = 125
+    jobs = [(args.seed * 7_919 + 500_000 + i, min(chunk, n - i * chunk), str(WEIGHTS))
+            for i in range((n + chunk - 1) // chunk)]
+    with Pool(args.workers) as pool:
+        rows = np.concatenate(pool.map(_calib_chunk, jobs))
+    coef, accept = fit_calibration(rows, args.seed)
+    from .reader import CALIBRATION
+    np.savez(CALIBRATION, coef=coef, accept=accept)
+    conf = 1 / (1 + np.exp(-np.clip(rows[:, :4] @ coef, -40, 40)))
+    ok = rows[:, 4] == 1
+    readable = rows[:, 5] >= 0.65
+    taken = conf >= accept
+    print(f"calibration frames {len(rows)}: accept >= {accept:.4f}; readable read "
+          f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
+          f"{time.time() - t0:.0f}s total", flush=True)
+
+
+if __name__ == "__main__":
+    main()
