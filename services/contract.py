@@ -3,6 +3,7 @@
     from services.contract import validate, ContractError
     validate("call", {"seq": 1, ...})            # raises ContractError if it breaks the contract
     validate("request", {...}, command="void")   # also checks that command's arguments
+    validate("response", {...}, command="void")  # also checks that command's result
 
 Beyond the schemas, a few cross-field rules that JSON Schema cannot say well are
 checked here: a ball's letter and number agree, and the state's counts add up.
@@ -74,8 +75,8 @@ def problems(topic_kind: str, payload: Any, command: str | None = None) -> list[
     """Every way `payload` breaks the contract for `topic_kind`; empty when it keeps it."""
     if topic_kind not in KINDS:
         raise KeyError(f"unknown topic kind {topic_kind!r}; known: {', '.join(KINDS)}")
-    if command is not None and (topic_kind != "request" or command not in COMMANDS):
-        raise KeyError(f"no arguments schema for {topic_kind}/{command}")
+    if command is not None and (topic_kind not in ("request", "response") or command not in COMMANDS):
+        raise KeyError(f"no schema for {topic_kind}/{command}")
     found = [_describe(best_match([e])) for e in _validator(topic_kind, command).iter_errors(payload)]
     if not found:
         found = _cross_checks(topic_kind, payload)

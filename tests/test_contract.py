@@ -98,11 +98,12 @@ def test_every_example_in_the_docs_keeps_the_contract():
     seen = set()
     for name, payload in examples:
         kind, _, command = name.partition("/")
-        if kind == "request":
-            validate("request", payload, command=command)
+        if kind in ("request", "response"):
+            validate(kind, payload, command=command)
+            seen.add(kind)
         else:
             validate(name, payload)
-        seen.add("request" if kind == "request" else name)
+            seen.add(name)
     # Every JSON payload kind is shown at least once (availability is plain text).
     assert seen == set(KINDS) - {"availability"}
     assert len(examples) >= 12
@@ -146,16 +147,17 @@ BAD = [
     ("read", lambda p: p.update(decision="maybe"), "is not one of"),
     ("fault", lambda p: p["active"][0].pop("affects_calls"), "'affects_calls' is a required property"),
     ("sim/drawn", lambda p: p.update(number=34), "ball 'N33' does not agree with number 34"),
-    ("response", lambda p: p.update(status="error"), "'error' is a required property"),
-    ("response", lambda p: p.update(status="maybe"), "is not one of"),
+    ("response/manual_call", lambda p: p.update(status="error"), "'error' is a required property"),
+    ("response/manual_call", lambda p: p.update(status="maybe"), "is not one of"),
 ]
 
 
 @pytest.mark.parametrize("kind, change, message", BAD, ids=[f"{k}-{m}" for k, _, m in BAD])
 def test_a_broken_payload_is_refused_with_the_reason(kind, change, message):
     payload = broken(kind, change)
+    kind, _, command = kind.partition("/") if kind.startswith("response") else (kind, "", "")
     with pytest.raises(ContractError) as err:
-        validate(kind, payload)
+        validate(kind, payload, command=command or None)
     assert message in str(err.value)
 
 
@@ -171,6 +173,23 @@ def test_a_broken_payload_is_refused_with_the_reason(kind, change, message):
 def test_a_request_with_bad_arguments_is_refused(command, payload, message):
     with pytest.raises(ContractError) as err:
         validate("request", payload, command=command)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("command, result, message", [
+    ("new_game", {"game": 0}, "0 is less than the minimum"),
+    ("new_game", None, "'result' is a required property"),
+    ("manual_call", {"seq": 1}, "'ball' is a required property"),
+    ("void", dict(example("call", 0)), "'voided' was expected"),
+    ("status", {"game": None}, "'device_id' is a required property"),
+    ("drawn", {"game": 1, "status": "running", "drawn": [], "remaining": ["B1", "B1"]}, "non-unique"),
+])
+def test_a_response_with_a_wrong_result_is_refused(command, result, message):
+    response = {"transaction": "t", "status": "ok"}
+    if result is not None:
+        response["result"] = result
+    with pytest.raises(ContractError) as err:
+        validate("response", response, command=command)
     assert message in str(err.value)
 
 
