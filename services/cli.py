@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import signal
@@ -96,7 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     check = config_sub.add_parser("check", help="validate a config file and exit")
     check.add_argument("path", type=Path)
     check.set_defaults(func=_config_check)
+
+    # Subcommands that live with the part they serve; each module adds its own parser.
+    for module in _SUBCOMMAND_MODULES:
+        importlib.import_module(module).add_parser(sub)
     return parser
+
+
+_SUBCOMMAND_MODULES = ("services.console_cli",)
 
 
 def main(argv: list[str] | None = None) -> int:
