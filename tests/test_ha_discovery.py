@@ -128,3 +128,29 @@ def test_value_templates_read_the_state_payload(state, expected):
     assert expected["game_status"] in options
     attrs = env.from_string(config["cmps"]["game_status"]["json_attributes_template"]).render(value_json=state)
     assert json.loads(attrs) == ({"number": 3, "pattern": "four_corners", "prize": "£25"} if state["game"] else {})
+
+
+def test_attached_to_the_real_mqtt_link(mosquitto, tmp_path):
+    from services.config import MqttConfig
+    from services.engine import DrawEngine
+    from services.mqtt_link import MqttLink
+    from services.record import Record
+
+    record = Record(tmp_path / "record.db")
+    engine = DrawEngine(record)
+    link = MqttLink(MqttConfig(url=mosquitto.url), "hall-1", record, engine.state,
+                    lambda: {"active": []}, lambda name, raw: {"transaction": None, "status": "error", "error": "-"})
+    HomeAssistantDiscovery("bingo", "hall-1", "1.2.3").attach(link)
+    with Subscriber(mosquitto, CONFIG_TOPIC, "bingo/hall-1/availability") as ha:
+        link.start()
+        try:
+            ha.wait_for(lambda m: m.topic.endswith("/availability") and m.payload == b"online")
+            topics = [m.topic for m in ha.messages]
+            # The device is described before it says it is online.
+            assert topics.index(CONFIG_TOPIC) < topics.index("bingo/hall-1/availability")
+            seen = len(ha.messages)
+            ha.client.publish(STATUS_TOPIC, "online", qos=1)
+            assert ha.wait_for(lambda m: m.topic == CONFIG_TOPIC, after=seen).payload
+        finally:
+            link.stop()
+            record.close()
