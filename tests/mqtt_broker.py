@@ -179,7 +179,7 @@ class Subscriber:
 
     def __init__(self, broker: Broker, *topics: str, qos: int = 1, client_id: str = "",
                  clean_session: bool = True, username: str | None = None, password: str | None = None,
-                 resubscribe: bool = True):
+                 resubscribe: bool = True, tls_ca: str | None = None):
         # resubscribe=False subscribes on the first connect only: after a reconnect the
         # messages then come only from a persistent session the broker really kept.
         self._resubscribe = resubscribe
@@ -192,6 +192,8 @@ class Subscriber:
                                   clean_session=clean_session if client_id else True)
         if username:
             self.client.username_pw_set(username, password)
+        if tls_ca:
+            self.client.tls_set(ca_certs=str(tls_ca))
         self.client.on_connect = self._on_connect
         self.client.on_subscribe = lambda *a: self._subscribed.set()
         self.client.on_message = lambda c, u, m: self._queue.put(m)

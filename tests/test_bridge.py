@@ -7,6 +7,7 @@ docs/examples/bridge/, with only addresses and paths changed for the test.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -173,3 +174,60 @@ def test_central_refuses_anonymous_and_wrong_passwords(tmp_path):
     finally:
         central.kill()
     assert results == {"anonymous": True, "wrong": True, "right": False}
+
+
+def make_certificates(folder: Path) -> dict[str, Path]:
+    """A throw-away CA and a server certificate for 127.0.0.1, made with the openssl tool."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make test certificates")
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {name: folder / name for name in ("ca.crt", "ca.key", "server.key", "server.csr", "server.crt")}
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+
+    def run(*args):
+        subprocess.run([openssl, *map(str, args)], check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=ballreader test CA",
+        "-keyout", files["ca.key"], "-out", files["ca.crt"])
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+        "-keyout", files["server.key"], "-out", files["server.csr"])
+    run("x509", "-req", "-in", files["server.csr"], "-CA", files["ca.crt"], "-CAkey", files["ca.key"],
+        "-CAcreateserial", "-days", "1", "-extfile", folder / "san.ext", "-out", files["server.crt"])
+    return files
+
+
+def test_the_tls_bridge_example_carries_calls_to_a_tls_central_broker(tmp_path):
+    certs = make_certificates(tmp_path / "certs")
+    # The central broker's TLS lines are the commented ones in central.conf, switched on for
+    # the helper's listener.
+    central_example = (EXAMPLES / "central.conf").read_text()
+    tls_lines = [line.lstrip("#") for line in central_example.splitlines()
+                 if line.startswith(("#certfile", "#keyfile", "#cafile", "#require_certificate"))]
+    assert len(tls_lines) == 4
+    tls_conf = "\n".join(tls_lines).replace("/etc/mosquitto/certs/central.crt", str(certs["server.crt"])) \
+        .replace("/etc/mosquitto/certs/central.key", str(certs["server.key"])) \
+        .replace("/etc/mosquitto/ca_certificates/central-ca.crt", str(certs["ca.crt"]))
+    central_dir = tmp_path / "central"
+    central_dir.mkdir()
+    for i, (user, password) in enumerate(USERS.items()):
+        subprocess.run(["mosquitto_passwd", "-b", *(["-c"] if i == 0 else []), str(central_dir / "passwd"),
+                        user, password], check=True, capture_output=True)
+    auth = f"allow_anonymous false\npassword_file {central_dir}/passwd\n"
+    central = start_mosquitto(central_dir, extra_conf=tls_conf + "\n" + auth)
+    bridge = (EXAMPLES / "appliance-bridge-tls.conf").read_text() \
+        .replace("central.example.net:8883", f"127.0.0.1:{central.port}") \
+        .replace("/etc/mosquitto/ca_certificates/central-ca.crt", str(certs["ca.crt"]))
+    local = start_mosquitto(tmp_path / "local", extra_conf=bridge + "\nrestart_timeout 1\n")
+    appliance = connect(local, "ballreader-hall-1")
+    try:
+        with Subscriber(central, "bingo/hall-1/call", "bingo/hall-1/bridge", username="board",
+                        password=USERS["board"], tls_ca=certs["ca.crt"]) as board:
+            board.wait_for(lambda m: m.topic.endswith("/bridge") and m.payload == b"1")
+            publish_call(appliance, 1)
+            assert seq_of(board.wait_for(lambda m: m.topic.endswith("/call"))) == 1
+    finally:
+        appliance.disconnect()
+        appliance.loop_stop()
+        local.kill()
+        central.kill()
