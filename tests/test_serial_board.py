@@ -143,3 +143,18 @@ def test_an_unplugged_board_is_reported_and_calls_go_on():
     finally:
         board.close()
         os.close(port_fd)
+
+
+def test_the_config_example_in_the_docs_is_valid():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from services.speech import SpeechConfig
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "mqtt.md").read_text()
+    block = re.search(r"```toml\n(\[serial_board\].*?)```", doc, re.S).group(1)
+    config = tomllib.loads(block)
+    board = SerialBoardConfig(**config["serial_board"])
+    SpeechConfig(**config["speech"])
+    assert render(board.call, {"number": 7}) == b"\x02C07\x03"
