@@ -99,6 +99,19 @@ def validate(topic_kind: str, payload: Any, command: str | None = None) -> None:
         raise ContractError(topic_kind if command is None else f"{topic_kind}/{command}", found)
 
 
+def message_problems(topic: str, raw: bytes) -> list[str]:
+    """Problems of one MQTT message as received: its topic tells the kind (and command)."""
+    _, _, kind, command = split_topic(topic)
+    if kind not in KINDS:
+        return [f"{topic}: not a topic of the contract"]
+    try:
+        payload = decode(kind, raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        return [f"{topic}: not {'text' if kind == 'availability' else 'JSON'}: {e}"]
+    # An unknown command is still a request (the appliance answers it with an error).
+    return problems(kind, payload, command if command in COMMANDS else None)
+
+
 def decode(topic_kind: str, raw: bytes) -> Any:
     """Message bytes as `validate` wants them: text for availability, JSON otherwise."""
     text = raw.decode("utf-8")

@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from services.contract import (
-    COMMANDS, KINDS, SCHEMA_DIR, ContractError, decode, problems, split_topic, validate,
+    COMMANDS, KINDS, SCHEMA_DIR, ContractError, decode, message_problems, problems, split_topic, validate,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,3 +226,15 @@ def test_unknown_kinds_and_commands_are_a_programming_error():
 ])
 def test_split_topic(topic, expected):
     assert split_topic(topic) == expected
+
+
+def test_message_problems_takes_kind_and_command_from_the_topic():
+    call = json.dumps(example("call")).encode()
+    assert message_problems("bingo/hall-1/call", call) == []
+    assert message_problems("bingo/hall-1/availability", b"online") == []
+    assert message_problems("bingo/hall-1/state", call)  # a call is not a state
+    assert "not JSON" in message_problems("bingo/hall-1/call", b"{oops")[0]
+    assert message_problems("bingo/hall-1/response/manual_call", json.dumps(
+        {"transaction": "t", "status": "ok", "result": {"game": 1}}).encode())  # not a call
+    assert message_problems("bingo/hall-1/request/self_destruct", b"{}") == []
+    assert "not a topic" in message_problems("bingo/hall-1/weather", b"{}")[0]
