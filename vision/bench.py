@@ -131,6 +131,7 @@ def tesseract_read(frames: list[np.ndarray]) -> tuple[list[str | None], float]:
 
 
 def main(argv=None) -> None:
+    global DEV
     ap = argparse.ArgumentParser(description="ball reader benchmark")
     ap.add_argument("--dev", type=Path, default=DEV)
     ap.add_argument("--render", type=int, default=400, help="renderer frames (>= 300)")
@@ -138,7 +139,6 @@ def main(argv=None) -> None:
     ap.add_argument("--tesseract", type=int, default=40, help="frames for the Tesseract pipeline (0 = skip)")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    global DEV
     DEV = args.dev
 
     from .reader import BallReader

@@ -24,6 +24,15 @@ _ONES = _NUMS % 10
 _ONE_DIGIT = _NUMS < 10
 
 
+# Score factor for a print whose letter is not seen (hidden by glare or the
+# lip): weaker than a clearly read letter, and the colour must carry the column.
+LETTER_UNSEEN = 0.3
+
+
+def _glyphs(lay: Layout) -> list:
+    return ([lay.letter] if lay.letter is not None else []) + lay.digits
+
+
 @dataclass
 class Guess:
     print_: Print
@@ -34,8 +43,8 @@ class Guess:
 def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layout]]:
     out = []
     for p in prints:
-        for angle in up_guesses(p.mask, max_guesses):
-            lay = parse(p.strength, p.mask, angle)
+        for angle, letter_at in up_guesses(p.mask, max_guesses):
+            lay = parse(p.strength, p.mask, angle, letter_at)
             if lay is not None:
                 out.append((p, lay))
     return out
@@ -47,7 +56,7 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
         return []
     glyphs, aspects, owners = [], [], []
     for i, (_p, lay) in enumerate(pairs):
-        for g, a in zip([lay.letter] + lay.digits, lay.aspects):
+        for g, a in zip(_glyphs(lay), lay.aspects):
             glyphs.append(g)
             aspects.append(a)
             owners.append(i)
@@ -55,9 +64,13 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     out = []
     k = 0
     for p, lay in pairs:
-        pl = probs[k, LETTER_SLICE]
-        pd = [probs[k + 1 + j, DIGITS] for j in range(len(lay.digits))]
-        k += 1 + len(lay.digits)
+        if lay.letter is not None:
+            pl = probs[k, LETTER_SLICE]
+            k += 1
+        else:
+            pl = np.full(5, LETTER_UNSEEN)
+        pd = [probs[k + j, DIGITS] for j in range(len(lay.digits))]
+        k += len(lay.digits)
         s = np.zeros(75)
         if len(pd) == 1:
             s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]

@@ -26,7 +26,7 @@ class Layout:
     """One reading guess: the upright print split into letter and digits."""
 
     angle_deg: float                     # rotation applied to make the print upright
-    letter: np.ndarray                   # GLYPH x GLYPH float32 glyph images
+    letter: np.ndarray | None            # GLYPH x GLYPH float32 glyph images; None: letter unseen
     digits: list[np.ndarray]
     letter_height: float                 # pixel sizes, for the size cue
     digit_height: float
@@ -57,10 +57,11 @@ def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[_Blob]]:
     return labels, out
 
 
-def compact(blobs: list[_Blob], max_side: int = 42) -> list[_Blob]:
-    """Blobs the size and fill of a glyph (not ring arcs, not specks)."""
-    return [b for b in blobs if max(b.w, b.h) <= max_side and b.area >= 0.12 * b.w * b.h
-            and max(b.w, b.h) >= 5]
+def compact(blobs: list[_Blob]) -> list[_Blob]:
+    """Blobs the size and fill of a glyph, near the print centre (not ring arcs, not specks)."""
+    c = PATCH / 2
+    return [b for b in blobs if max(b.w, b.h) <= 0.6 * PATCH and b.area >= 0.15 * b.w * b.h
+            and max(b.w, b.h) >= 0.07 * PATCH and math.hypot(b.cx - c, b.cy - c) < 0.42 * PATCH]
 
 
 def ink_centre(mask: np.ndarray) -> tuple[float, float] | None:
@@ -80,7 +81,12 @@ def ink_centre(mask: np.ndarray) -> tuple[float, float] | None:
 def glyph_image(strength: np.ndarray, labels: np.ndarray, blob: _Blob) -> np.ndarray:
     """The blob's ink, scaled so its longer side fills 16 of GLYPH pixels, centred."""
     x, y, w, h = blob.x, blob.y, blob.w, blob.h
-    crop = strength[y:y + h, x:x + w] * (labels[y:y + h, x:x + w] == blob.label)
+    lab = labels[y:y + h, x:x + w]
+    if blob.label >= 0:
+        own = lab == blob.label
+    else:
+        own = np.isin(lab, [p.label for p in blob.parts])
+    crop = strength[y:y + h, x:x + w] * own
     s = 16.0 / max(w, h)
     nw, nh = max(1, int(round(w * s))), max(1, int(round(h * s)))
     small = cv2.resize(crop, (nw, nh), interpolation=cv2.INTER_AREA)
@@ -122,23 +128,28 @@ def features(glyphs: list[np.ndarray], aspects: list[float]) -> np.ndarray:
     return np.concatenate([hog(arr), coarse, asp], 1).astype(np.float32)
 
 
-def _rotate(img: np.ndarray, angle_deg: float, interp) -> np.ndarray:
-    m = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
-    return cv2.warpAffine(img, m, (PATCH, PATCH), flags=interp)
+def _upright_angle(dx: float, dy: float) -> float:
+    """Rotation (deg, cv2 convention) that turns image direction (dx, dy) to straight up."""
+    return math.degrees(math.atan2(dx, -dy))
 
 
-def up_guesses(mask: np.ndarray, max_guesses: int = 4) -> list[float]:
-    """Rotation angles (degrees, for cv2.getRotationMatrix2D) that might make the print upright."""
+def up_guesses(mask: np.ndarray, max_guesses: int = 4) -> list[tuple[float, tuple[float, float] | None]]:
+    """Guesses (angle, letter centre or None) of the print's rotation.
+
+    With a letter: "up" points from the number's blobs to the letter blob.
+    Without one (glare or the lip can hide it): two digits side by side give
+    up as either normal of their row.
+    """
     _labels, blobs = _blobs(mask)
     blobs = compact(blobs)
-    if len(blobs) < 2:
+    if not blobs:
         return []
     blobs.sort(key=lambda b: -b.area)
     blobs = blobs[:6]
     big = blobs[0].area
-    angles = []
+    out: list[tuple[float, tuple[float, float] | None]] = []
     for cand in blobs[:max_guesses + 1]:
-        if cand.area > 0.95 * big and cand is blobs[0] and len(blobs) > 2:
+        if cand is blobs[0] and len(blobs) > 2:
             continue            # the largest blob is a digit unless there are only two
         rest = [b for b in blobs if b is not cand and b.area >= 0.3 * big]
         if not rest:
@@ -149,75 +160,122 @@ def up_guesses(mask: np.ndarray, max_guesses: int = 4) -> list[float]:
         dx, dy = cand.cx - nx, cand.cy - ny
         if math.hypot(dx, dy) < 3:
             continue
-        # Angle that turns the (dx, dy) direction to straight up (0, -1).
-        ang = math.degrees(math.atan2(dx, -dy))
-        angles.append(ang)
-        if len(angles) >= max_guesses:
+        out.append((_upright_angle(dx, dy), (cand.cx, cand.cy)))
+        if len(out) >= max_guesses:
             break
-    return angles
+    if len(blobs) >= 2 and blobs[1].area >= 0.4 * big:
+        a, b = blobs[0], blobs[1]
+        dx, dy = b.cx - a.cx, b.cy - a.cy
+        if math.hypot(dx, dy) > 0.25 * max(a.h, a.w):
+            out.append((_upright_angle(-dy, dx), None))
+            out.append((_upright_angle(dy, -dx), None))
+    return out
 
 
-def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float) -> Layout | None:
-    """Turn the print by angle_deg and split it into letter, digits and underline."""
-    s = _rotate(strength, angle_deg, cv2.INTER_LINEAR)
-    m = _rotate(mask.astype(np.uint8), angle_deg, cv2.INTER_NEAREST) > 0
+def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
+          letter_at: tuple[float, float] | str | None = None) -> Layout | None:
+    """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
+
+    letter_at: the letter blob's centre before turning, "top" for the topmost
+    blob (used in training, where the true rotation is known), or None.
+    """
+    m_rot = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
+    s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
+    m = cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
     labels, blobs = _blobs(m)
     blobs = compact(blobs)
-    if len(blobs) < 2:
+    if not blobs:
         return None
-    tall = max(b.h for b in blobs)
-    # The number's digits: the tallest blobs, side by side in one row.
-    row = [b for b in blobs if b.h >= 0.62 * tall]
-    base_y = float(np.median([b.cy for b in row]))
-    row = [b for b in row if abs(b.cy - base_y) < 0.45 * tall]
+    big = max(b.area for b in blobs)
+    blobs = [b for b in blobs if b.area >= 0.08 * big]
+    letter = None
+    if letter_at == "top":
+        letter = min(blobs, key=lambda b: b.cy)
+    elif letter_at is not None:
+        lx, ly = m_rot @ np.array([letter_at[0], letter_at[1], 1.0])
+        letter = min(blobs, key=lambda b: math.hypot(b.cx - lx, b.cy - ly))
+        if math.hypot(letter.cx - lx, letter.cy - ly) > 0.5 * max(letter.w, letter.h) + 2:
+            return None
+    rest = [b for b in blobs if b is not letter]
+    if letter is not None:
+        # The number sits under the letter.
+        rest = [b for b in rest if b.cy > letter.cy + 0.3 * letter.h]
+    if not rest:
+        return None
+    tall = max(b.h for b in rest)
+    row = [b for b in rest if b.h >= 0.55 * tall]
+    base = max(row, key=lambda b: b.h).cy
+    row = [b for b in row if abs(b.cy - base) < 0.4 * tall]
+    if letter is not None:
+        row = [b for b in row if abs(b.cx - letter.cx) < 1.6 * tall]
     if not row:
         return None
+    row = _merge_columns(row)
     row.sort(key=lambda b: b.cx)
-    top = min(b.y for b in row)
     bottom = max(b.y + b.h for b in row)
     left, right = min(b.x for b in row), max(b.x + b.w for b in row)
-    # The letter: the biggest blob above the digits, roughly over their middle.
-    mid = (left + right) / 2
-    above = [b for b in blobs if b not in row and b.y + b.h <= top + 0.25 * tall
-             and abs(b.cx - mid) < 0.6 * (right - left) + 0.3 * tall]
-    if not above:
+    if letter is not None and not (0.3 * tall <= letter.h <= 0.95 * tall):
         return None
-    letter = max(above, key=lambda b: b.area)
-    if letter.h < 0.3 * tall or letter.h > 0.95 * tall:
-        return None
-    underline = any(b.y >= bottom - 0.1 * tall and b.w > 2.0 * b.h and b.h < 0.3 * tall
+    underline = any(b.y >= bottom - 0.15 * tall and b.w > 2.0 * b.h and b.h < 0.3 * tall
                     and b.w > 0.3 * (right - left) for b in blobs if b not in row and b is not letter)
     digits = _split_touching(row, tall)
     if not 1 <= len(digits) <= 2:
         return None
-    dig_imgs = []
+    if letter is None and len(digits) != 2:
+        return None             # a lone digit without its letter has no known "up"
+    dig = []
     for d in digits:
         if isinstance(d, _Blob):
-            dig_imgs.append((glyph_image(s, labels, d), d.w / d.h))
+            dig.append((glyph_image(s, labels, d), d.w / d.h, (d.x, d.y, d.w, d.h)))
         else:
-            dig_imgs.append(_cut(s, labels, *d))
-    let_img = glyph_image(s, labels, letter)
-    boxes = [(letter.x, letter.y, letter.w, letter.h)] + [
-        (d.x, d.y, d.w, d.h) if isinstance(d, _Blob) else (d[1], d[2], d[3], d[4]) for d in digits]
-    return Layout(angle_deg, let_img, [g for g, _a in dig_imgs], float(letter.h), float(tall), underline,
-                  boxes, [letter.w / letter.h] + [a for _g, a in dig_imgs])
+            g, a, box = _cut(s, labels, *d)
+            dig.append((g, a, box))
+    boxes = [(b[2]) for b in dig]
+    aspects = [a for _g, a, _b in dig]
+    if letter is not None:
+        boxes = [(letter.x, letter.y, letter.w, letter.h)] + boxes
+        aspects = [letter.w / letter.h] + aspects
+        let_img = glyph_image(s, labels, letter)
+        let_h = float(letter.h)
+    else:
+        let_img, let_h = None, 0.0
+    return Layout(angle_deg, let_img, [g for g, _a, _b in dig], let_h, float(tall), underline, boxes, aspects)
+
+
+def _merge_columns(row: list[_Blob]) -> list[_Blob]:
+    """Blobs stacked in one column are pieces of one glyph (a broken stroke)."""
+    out: list[_Blob] = []
+    for b in sorted(row, key=lambda b: b.x):
+        if out:
+            a = out[-1]
+            overlap = min(a.x + a.w, b.x + b.w) - max(a.x, b.x)
+            if overlap > 0.6 * min(a.w, b.w):
+                x0, y0 = min(a.x, b.x), min(a.y, b.y)
+                x1, y1 = max(a.x + a.w, b.x + b.w), max(a.y + a.h, b.y + b.h)
+                area = a.area + b.area
+                out[-1] = _Blob(-1, x0, y0, x1 - x0, y1 - y0, area,
+                                (a.cx * a.area + b.cx * b.area) / area, (a.cy * a.area + b.cy * b.area) / area)
+                out[-1].parts = getattr(a, "parts", [a]) + [b]
+                continue
+        out.append(b)
+    return out
 
 
 def _split_touching(row: list[_Blob], tall: float):
     """Digits of the row; one blob much wider than tall is two touching digits."""
-    if len(row) == 1 and row[0].w > 1.05 * row[0].h:
+    if len(row) == 1 and row[0].w > 1.05 * row[0].h and row[0].label >= 0:
         b = row[0]
         return [(b, b.x, b.y, b.w // 2, b.h, 0), (b, b.x + b.w // 2, b.y, b.w - b.w // 2, b.h, 1)]
     return row
 
 
 def _cut(s: np.ndarray, labels: np.ndarray, blob: _Blob, x: int, y: int, w: int, h: int, _i: int):
-    part = _Blob(blob.label, x, y, w, h, blob.area, 0, 0)
-    # Trim the half to its own ink so the glyph is scaled like a free-standing digit.
+    """Glyph of one half of a blob, trimmed to its own ink."""
     sub = (labels[y:y + h, x:x + w] == blob.label)
     cols = np.nonzero(sub.any(0))[0]
     rows = np.nonzero(sub.any(1))[0]
+    part = _Blob(blob.label, x, y, w, h, blob.area, 0, 0)
     if len(cols) and len(rows):
         part = _Blob(blob.label, x + int(cols[0]), y + int(rows[0]), int(cols[-1] - cols[0] + 1),
                      int(rows[-1] - rows[0] + 1), blob.area, 0, 0)
-    return glyph_image(s, labels, part), part.w / max(part.h, 1)
+    return glyph_image(s, labels, part), part.w / max(part.h, 1), (part.x, part.y, part.w, part.h)

@@ -13,7 +13,12 @@ import numpy as np
 from .sphere import Flat, pixel_normals
 
 _K7 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
-_K11 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (11, 11))
+_K11 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))   # wider than a stroke at PATCH 88
+
+
+def _max_channel(img: np.ndarray) -> np.ndarray:
+    b, g, r = cv2.split(img)
+    return cv2.max(cv2.max(b, g), r)
 
 
 def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
@@ -27,9 +32,9 @@ def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
     if x1 - x0 < 8 or y1 - y0 < 8:
         return None
     roi = cv2.resize(frame[y0:y1, x0:x1], None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
-    bh = cv2.morphologyEx(roi, cv2.MORPH_BLACKHAT, _K7).max(axis=2)
-    th = cv2.morphologyEx(roi, cv2.MORPH_TOPHAT, _K7).max(axis=2)
-    d = np.maximum(bh, th).astype(np.float32)
+    bh = _max_channel(cv2.morphologyEx(roi, cv2.MORPH_BLACKHAT, _K7))
+    th = _max_channel(cv2.morphologyEx(roi, cv2.MORPH_TOPHAT, _K7))
+    d = cv2.max(bh, th).astype(np.float32)
     ys, xs = np.mgrid[0:d.shape[0], 0:d.shape[1]].astype(np.float32)
     xs = (xs + 0.5) / s + x0 - 0.5
     ys = (ys + 0.5) / s + y0 - 0.5
@@ -59,9 +64,9 @@ def ink_maps(flat: Flat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         img[~flat.valid] = fill.astype(np.uint8)
     close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K11)
     open_ = cv2.morphologyEx(img, cv2.MORPH_OPEN, _K11)
-    dark = cv2.subtract(close, img).max(axis=2).astype(np.float32)
-    light = cv2.subtract(img, open_).max(axis=2).astype(np.float32)
-    paper = close.max(axis=2).astype(np.float32)
+    dark = _max_channel(cv2.subtract(close, img)).astype(np.float32)
+    light = _max_channel(cv2.subtract(img, open_)).astype(np.float32)
+    paper = _max_channel(close).astype(np.float32)
     return dark, light, paper
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-PATCH = 72                            # flattened print: PATCH x PATCH pixels
+PATCH = 88                            # flattened print: PATCH x PATCH pixels
 PATCH_HALF_DEG = 36.0                 # ... covering +-36 degrees around the print centre
 _DEG_PER_PX = 2 * PATCH_HALF_DEG / PATCH
 
@@ -49,12 +49,14 @@ _GU, _GV = np.meshgrid(_g, _g)
 _THETA = np.hypot(_GU, _GV)
 _SINC = np.where(_THETA > 1e-9, np.sin(_THETA) / np.maximum(_THETA, 1e-12), 1.0)
 _COS_T = np.cos(_THETA)
+# Grid point = cos(t) * centre + sinc(t) * (u * e1 + v * e2): one matrix product per patch.
+_GRID = np.stack([_COS_T, _SINC * _GU, _SINC * _GV], -1).reshape(-1, 3).astype(np.float32)
 
 
 def sphere_points(centre: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> np.ndarray:
     """Unit vectors (PATCH, PATCH, 3) of the equal-angle grid around centre."""
-    return (_COS_T[..., None] * centre + (_SINC * _GU)[..., None] * e1
-            + (_SINC * _GV)[..., None] * e2)
+    frame = np.stack([centre, e1, e2]).astype(np.float32)
+    return (_GRID @ frame).reshape(PATCH, PATCH, 3)
 
 
 def flatten(frame: np.ndarray, ball: tuple[float, float, float], centre: np.ndarray,
@@ -64,8 +66,8 @@ def flatten(frame: np.ndarray, ball: tuple[float, float, float], centre: np.ndar
     c = centre / np.linalg.norm(centre)
     e1, e2 = basis(c)
     p = sphere_points(c, e1, e2)
-    mx = (x + r * p[..., 0] - 0.5).astype(np.float32)
-    my = (y + r * p[..., 1] - 0.5).astype(np.float32)
+    mx = p[..., 0] * np.float32(r) + np.float32(x - 0.5)
+    my = p[..., 1] * np.float32(r) + np.float32(y - 0.5)
     h, w = frame.shape[:2]
     valid = (p[..., 2] > 0.08) & (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
     if lip_y is not None:

@@ -61,7 +61,7 @@ def _angle_diff(a: float, b: float) -> float:
 
 
 def _glyph_rows(lay):
-    return [lay.letter] + lay.digits, lay.aspects
+    return ([lay.letter] if lay.letter is not None else []) + lay.digits, lay.aspects
 
 
 def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
@@ -75,33 +75,29 @@ def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
         true = _true_angle(scene, p.flat)
         right_ink = p.polarity == _ink_polarity(scene)
         if true is not None and right_ink:
-            lay = parse(p.strength, p.mask, true + rng.uniform(-9, 9))
-            if lay is not None and len(lay.digits) == len(text):
+            lay = parse(p.strength, p.mask, true + rng.uniform(-9, 9), "top")
+            if lay is not None and lay.letter is not None and len(lay.digits) == len(text):
                 g, a = _glyph_rows(lay)
+                names = [scene.letter] + list(text)
                 gl += g
                 asp += a
-                lab += [10 + LETTERS.index(scene.letter)] + [int(c) for c in text]
-            flip = parse(p.strength, p.mask, true + 180 + rng.uniform(-9, 9))
-            if flip is not None and len(flip.digits) == len(text):
-                g, a = _glyph_rows(flip)
-                # Read upside down, the digits come in reverse order.
-                want = [_FLIP_LETTER.get(scene.letter)] + [_FLIP_DIGIT.get(c) for c in reversed(text)]
-                for gi, ai, w in zip(g, a, want):
-                    gl.append(gi)
+                lab += [CLASSES.index(c) for c in names]
+                # The same glyphs upside down: 6 <-> 9, symmetric glyphs stay, others reject.
+                for gi, ai, c in zip(g, a, names):
+                    flipped = _FLIP_LETTER.get(c) if c in LETTERS else _FLIP_DIGIT.get(c)
+                    gl.append(gi[::-1, ::-1].copy())
                     asp.append(ai)
-                    lab.append(REJECT if w is None else CLASSES.index(w))
-            for turn in (90, -90):
-                side = parse(p.strength, p.mask, true + turn + rng.uniform(-15, 15))
-                if side is not None:
-                    g, a = _glyph_rows(side)
-                    gl += g
-                    asp += a
-                    lab += [REJECT] * len(g)
+                    lab.append(REJECT if flipped is None else CLASSES.index(flipped))
+                    # Sideways: no glyph (a round O or 0 stays ambiguous, so left out).
+                    if c not in "O0":
+                        gl.append(np.rot90(gi, 1 if rng.random() < 0.5 else -1).copy())
+                        asp.append(1.0 / max(ai, 1e-3))
+                        lab.append(REJECT)
         # Guesses the reader would make that are plainly wrong: all reject.
-        for ang in up_guesses(p.mask):
+        for ang, letter_at in up_guesses(p.mask):
             if true is not None and right_ink and (_angle_diff(ang, true) < 35 or _angle_diff(ang, true + 180) < 35):
                 continue
-            lay = parse(p.strength, p.mask, ang)
+            lay = parse(p.strength, p.mask, ang, letter_at)
             if lay is not None:
                 g, a = _glyph_rows(lay)
                 gl += g
