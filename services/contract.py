@@ -35,10 +35,8 @@ KINDS = {
     "fault": "fault.schema.json",
     "sim/drawn": "sim_drawn.schema.json",
 }
-COMMANDS = (
-    "new_occasion", "ball_check", "new_game", "confirm", "manual_call", "void",
-    "verify_card", "drawn", "end_game", "end_occasion", "status",
-)
+# The commands are those whose arguments the request schema defines.
+COMMANDS = tuple(json.loads((SCHEMA_DIR / "request.schema.json").read_text())["$defs"])
 
 
 class ContractError(ValueError):

@@ -170,11 +170,28 @@ def test_a_broken_payload_is_refused_with_the_reason(kind, change, message):
     ("new_game", {"pattern": {"name": "kite", "shape": ["XX"]}}, "pattern"),
     ("verify_card", {"serial": ""}, "serial"),
     ("status", {"transaction": ["a"]}, "transaction"),
+    ("ball_check", {"action": "ball"}, "'ball' is a required property"),
+    ("ball_check", {"action": "start", "ball": "B12"}, "is not of type 'null'"),
+    ("verify_card", {"serial": "A-1", "numbers": list(range(1, 25))}, "valid under each of"),
+    ("verify_card", {}, "is not valid under any"),
+    ("predraw", {"kind": "lucky"}, "is not one of"),
 ])
 def test_a_request_with_bad_arguments_is_refused(command, payload, message):
     with pytest.raises(ContractError) as err:
         validate("request", payload, command=command)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("command, payload", [
+    ("ball_check", {"action": "ball", "ball": "B12"}),
+    ("ball_check", {}),
+    ("verify_card", {"numbers": list(range(1, 25))}),
+    ("new_game", {"pattern": "any_line", "prize": "£10", "prize_cents": 1000, "count": 40,
+                  "all_balls_in_blower": True}),
+    ("split_prize", {"amount_cents": 2500, "winners": 3}),
+])
+def test_good_requests_keep_the_contract(command, payload):
+    validate("request", payload, command=command)
 
 
 @pytest.mark.parametrize("command, result, message", [
@@ -238,3 +255,18 @@ def test_message_problems_takes_kind_and_command_from_the_topic():
         {"transaction": "t", "status": "ok", "result": {"game": 1}}).encode())  # not a call
     assert message_problems("bingo/hall-1/request/self_destruct", b"{}") == []
     assert "not a topic" in message_problems("bingo/hall-1/weather", b"{}")[0]
+
+
+def test_the_contract_knows_exactly_the_commands_the_appliance_answers():
+    from services.commands import COMMANDS as TABLE
+
+    assert set(COMMANDS) == set(TABLE)
+
+
+def test_the_appliance_accepts_every_documented_request():
+    from services.commands import COMMANDS as TABLE
+
+    requests = [(name.partition("/")[2], payload) for name, payload in doc_examples() if name.startswith("request/")]
+    assert len(requests) >= 6
+    for command, payload in requests:
+        TABLE[command].payload.model_validate(payload)  # raises on an argument the appliance refuses
