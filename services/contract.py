@@ -107,7 +107,11 @@ def message_problems(topic: str, raw: bytes) -> list[str]:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         return [f"{topic}: not {'text' if kind == 'availability' else 'JSON'}: {e}"]
     # An unknown command is still a request (the appliance answers it with an error).
-    return problems(kind, payload, command if command in COMMANDS else None)
+    found = problems(kind, payload, command if command in COMMANDS else None)
+    _, device_id, _, _ = split_topic(topic)
+    if kind == "state" and isinstance(payload, dict) and payload.get("device_id", device_id) != device_id:
+        found.append(f"device_id: {payload['device_id']!r} but the topic is {device_id!r}'s")
+    return found
 
 
 def decode(topic_kind: str, raw: bytes) -> Any:

@@ -255,6 +255,9 @@ def test_message_problems_takes_kind_and_command_from_the_topic():
         {"transaction": "t", "status": "ok", "result": {"game": 1}}).encode())  # not a call
     assert message_problems("bingo/hall-1/request/self_destruct", b"{}") == []
     assert "not a topic" in message_problems("bingo/hall-1/weather", b"{}")[0]
+    state = json.dumps(example("state")).encode()
+    assert message_problems("bingo/hall-1/state", state) == []
+    assert message_problems("bingo/hall-2/state", state) == ["device_id: 'hall-1' but the topic is 'hall-2''s"]
 
 
 def test_the_contract_knows_exactly_the_commands_the_appliance_answers():
