@@ -140,6 +140,14 @@ class SerialBoard:
                     self.shown.append(ball)
                     self._send(self.config.call, {**self._fields(ball, game["number"]), "index": index})
 
+    def observe(self, kind: str, payload: dict[str, Any]) -> None:
+        """For the appliance's in-process observers, called with (kind, payload): the board
+        follows calls even while the broker is away."""
+        if kind == "call":
+            self.on_call(payload)
+        elif kind == "state":
+            self.on_state(payload)
+
     def clear(self) -> None:
         self._send(self.config.clear, {"game": self.game or 0})
 

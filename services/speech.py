@@ -75,6 +75,12 @@ class Speaker:
         self.last_seq = call["seq"]
         self.say(call_text(call), label=f"{call['seq']}-{call['ball']}")
 
+    def observe(self, kind: str, payload: dict[str, Any]) -> None:
+        """For the appliance's in-process observers, called with (kind, payload): calls are
+        spoken even while the broker is away."""
+        if kind == "call":
+            self.on_call(payload)
+
     def say(self, text: str, label: str = "speech") -> None:
         """Queue `text`; returns at once."""
         self._queue.put((text, label))

@@ -158,3 +158,28 @@ def test_the_config_example_in_the_docs_is_valid():
     board = SerialBoardConfig(**config["serial_board"])
     SpeechConfig(**config["speech"])
     assert render(board.call, {"number": 7}) == b"\x02C07\x03"
+
+
+def test_the_board_follows_the_real_engine_through_its_observer_hooks(pty_pair, tmp_path):
+    from services.engine import DrawEngine
+    from services.record import Record
+
+    board_fd, path, _ = pty_pair
+    board = SerialBoard(SerialBoardConfig(enabled=True, port=path, call="+{ball}\\n", void="-{ball}\\n",
+                                          clear="C\\n", new_game="G{game}\\n"))
+    record = Record(tmp_path / "record.db")
+    engine = DrawEngine(record, on_change=lambda: board.observe("state", engine.state()),
+                        on_call=lambda call: board.observe("call", call))
+    try:
+        engine.new_occasion()
+        engine.new_game("any_line", all_balls_in_blower=True)
+        first = engine.manual_call(12)
+        engine.manual_call(75)
+        engine.void(first["seq"])
+        board.flush()
+        expected = b"C\nG1\n+B12\n+O75\n-B12\n"
+        assert read_exactly(board_fd, len(expected)) == expected
+        assert select.select([board_fd], [], [], 0.2)[0] == []  # state and call did not double anything
+    finally:
+        board.close()
+        record.close()

@@ -95,3 +95,27 @@ def test_a_missing_speech_program_is_reported_and_later_calls_still_spoken(tmp_p
         speaker.close()
     assert speaker.last_error is None
     assert (tmp_path / "2-B13.wav").stat().st_size > 1000
+
+
+def test_calls_and_voids_from_the_real_engine_are_spoken(tmp_path):
+    from services.engine import DrawEngine
+    from services.record import Record
+
+    wavs = tmp_path / "wav"
+    wavs.mkdir()
+    speaker = Speaker(SpeechConfig(enabled=True, wav_dir=wavs))
+    record = Record(tmp_path / "record.db")
+    engine = DrawEngine(record, on_call=lambda call: speaker.observe("call", call))
+    try:
+        engine.new_occasion()
+        engine.new_game("any_line", all_balls_in_blower=True)
+        first = engine.manual_call(12)
+        engine.manual_call(75)
+        engine.void(first["seq"], reason="dropped")
+        speaker.flush()
+    finally:
+        speaker.close()
+        record.close()
+    assert sorted(p.name for p in wavs.iterdir()) == ["1-B12.wav", "2-O75.wav", "3-B12.wav"]
+    # The void says more ("Correction. B, twelve, is void.") than the call did.
+    assert read_wav(wavs / "3-B12.wav")[0] > read_wav(wavs / "1-B12.wav")[0] + 0.5
