@@ -6,7 +6,8 @@
     validate("response", {...}, command="void")  # also checks that command's result
 
 Beyond the schemas, a few cross-field rules that JSON Schema cannot say well are
-checked here: a ball's letter and number agree, and the state's counts add up.
+checked here: a ball's letter and number agree, the state's counts add up, and a state's
+device_id is the one in its topic.
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ KINDS = {
 }
 # The commands are those whose arguments the request schema defines.
 COMMANDS = tuple(json.loads((SCHEMA_DIR / "request.schema.json").read_text())["$defs"])
+# Responses whose result is another payload of the contract, for the cross-field rules.
+RESULT_KIND = {"status": "state", "confirm": "call", "manual_call": "call", "void": "call"}
 
 
 class ContractError(ValueError):
@@ -46,10 +49,6 @@ class ContractError(ValueError):
         self.kind = kind
         self.problems = problems
         super().__init__(f"{kind}: " + "; ".join(problems))
-
-
-def load_schema(filename: str) -> dict:
-    return json.loads((SCHEMA_DIR / filename).read_text())
 
 
 @cache
@@ -78,6 +77,8 @@ def problems(topic_kind: str, payload: Any, command: str | None = None) -> list[
     found = [_describe(best_match([e])) for e in _validator(topic_kind, command).iter_errors(payload)]
     if not found:
         found = _cross_checks(topic_kind, payload)
+    if not found and topic_kind == "response" and command in RESULT_KIND and "result" in payload:
+        found = [f"result/{p}" for p in _cross_checks(RESULT_KIND[command], payload["result"])]
     return found
 
 
@@ -99,7 +100,7 @@ def validate(topic_kind: str, payload: Any, command: str | None = None) -> None:
 
 def message_problems(topic: str, raw: bytes) -> list[str]:
     """Problems of one MQTT message as received: its topic tells the kind (and command)."""
-    _, _, kind, command = split_topic(topic)
+    _, device_id, kind, command = split_topic(topic)
     if kind not in KINDS:
         return [f"{topic}: not a topic of the contract"]
     try:
@@ -108,7 +109,6 @@ def message_problems(topic: str, raw: bytes) -> list[str]:
         return [f"{topic}: not {'text' if kind == 'availability' else 'JSON'}: {e}"]
     # An unknown command is still a request (the appliance answers it with an error).
     found = problems(kind, payload, command if command in COMMANDS else None)
-    _, device_id, _, _ = split_topic(topic)
     if kind == "state" and isinstance(payload, dict) and payload.get("device_id", device_id) != device_id:
         found.append(f"device_id: {payload['device_id']!r} but the topic is {device_id!r}'s")
     return found

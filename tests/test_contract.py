@@ -201,6 +201,8 @@ def test_good_requests_keep_the_contract(command, payload):
     ("void", dict(example("call", 0)), "'voided' was expected"),
     ("status", {"game": None}, "'device_id' is a required property"),
     ("drawn", {"game": 1, "status": "running", "drawn": [], "remaining": ["B1", "B1"]}, "non-unique"),
+    ("manual_call", {**example("call"), "number": 34}, "result/ball 'N33' does not agree with number 34"),
+    ("status", {**example("state"), "seq": 41, "game": {**example("state")["game"], "count": 9}}, "result/game/count"),
 ])
 def test_a_response_with_a_wrong_result_is_refused(command, result, message):
     response = {"transaction": "t", "status": "ok"}
