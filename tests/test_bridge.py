@@ -17,7 +17,8 @@ import pytest
 from mqtt_broker import Subscriber, start_mosquitto
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples" / "bridge"
-USERS = {"appliance-hall-1": "change-me", "board": "board-secret", "console": "console-secret"}
+USERS = {"appliance-hall-1": "change-me", "board": "board-secret", "console": "console-secret",
+         "homeassistant": "ha-secret"}
 CALLS = 20
 CUT_S = 10
 
@@ -145,6 +146,11 @@ ACCEPTED = (0, 16)  # 16: accepted, no subscriber matched
     ("appliance-hall-1", "bingo/hall-1/call", True),
     ("appliance-hall-1", "bingo/hall-2/call", False),
     ("appliance-hall-1", "bingo/hall-1/request/void", False),
+    ("appliance-hall-1", "homeassistant/device/bingo_hall_1/config", True),
+    ("board", "homeassistant/device/bingo_hall_1/config", False),
+    ("homeassistant", "bingo/hall-1/request/new_game", True),
+    ("homeassistant", "bingo/hall-1/request/void", False),
+    ("homeassistant", "homeassistant/status", True),
 ])
 def test_acl_boards_only_read_and_only_consoles_send_requests(tmp_path, user, topic, allowed):
     central = start_central(tmp_path)
@@ -229,5 +235,27 @@ def test_the_tls_bridge_example_carries_calls_to_a_tls_central_broker(tmp_path):
     finally:
         appliance.disconnect()
         appliance.loop_stop()
+        local.kill()
+        central.kill()
+
+
+def test_home_assistant_on_central_gets_the_discovery_and_its_status_reaches_the_appliance(tmp_path):
+    from services.ha_discovery import HomeAssistantDiscovery
+
+    central = start_central(tmp_path / "central")
+    local = start_appliance_broker(tmp_path / "local", central.port)
+    discovery = HomeAssistantDiscovery("bingo", "hall-1", "1.0")
+    try:
+        with Subscriber(central, "bingo/hall-1/bridge", username="console", password=USERS["console"]) as up:
+            up.wait_for(lambda m: m.payload == b"1")
+        with Subscriber(local, "homeassistant/status") as appliance:
+            discovery.publish(appliance.client)
+            with Subscriber(central, "homeassistant/device/#", username="homeassistant",
+                            password=USERS["homeassistant"]) as ha:
+                config = json.loads(ha.wait_for().payload)
+                assert config["dev"]["ids"] == ["bingo_hall_1"]
+                ha.client.publish("homeassistant/status", "online", qos=1)
+                assert appliance.wait_for().payload == b"online"
+    finally:
         local.kill()
         central.kill()
