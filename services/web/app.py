@@ -155,8 +155,11 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
         return calibration.set_camera_controls(appliance, data)
 
     def ball_check_action(request: Request, data: Any) -> dict[str, Any]:
+        action = data.get("action") if isinstance(data, dict) else None
+        if action not in ("start", "finish"):
+            raise Refused(400, "action must be start or finish")
         # Through the one command table, like MQTT requests.
-        answer = appliance.request("ball_check", {"by": _user(request)})
+        answer = appliance.request("ball_check", {"action": action, "by": _user(request)})
         if answer["status"] != "ok":
             raise Refused(409, answer["error"])
         return answer["result"]

@@ -69,49 +69,33 @@ def sensor(appliance) -> dict[str, Any]:
             "settings": s.settings, "faults": s.faults[-10:]}
 
 
-def _numbers(items) -> list[int]:
-    """Ball numbers from a list (or dict keys) of numbers or names such as "B12"."""
-    out = []
-    for item in items or []:
-        try:
-            out.append(item if isinstance(item, int) else parse_ball(str(item)))
-        except ValueError:
-            continue
-    return out
+def _numbers(names) -> set[int]:
+    return {parse_ball(str(name)) for name in names or []}
 
 
 def ball_check(appliance) -> dict[str, Any]:
-    """The 75-ball grid: state of each ball in the current or last ball check.
+    """The 75-ball grid of the occasion's running or last ball check.
 
-    Reads `engine.state()["ball_check"]` (seen / missing / duplicated / unreadable), which the
-    draw engine provides once the `ball_check` command exists.
+    Read from `engine.occasion_info()` (read-only: a page view must not record anything).
     """
     from services.commands import COMMANDS
+    from services.engine import Refused
 
-    check = appliance.engine.state().get("ball_check")
     available = "ball_check" in COMMANDS
+    try:
+        check = appliance.engine.occasion_info().get("ball_check")
+    except Refused:  # no occasion open
+        check = None
     if not check:
         return {"available": available, "status": "none", "balls": [], "counts": {}}
-    seen = check.get("seen") or []
-    counts: dict[int, int] = {}
-    if isinstance(seen, dict):
-        for key, n in seen.items():
-            for number in _numbers([key]):
-                counts[number] = int(n)
+    missing, duplicated = _numbers(check.get("missing")), _numbers(check.get("duplicated"))
+    balls = [{"number": n, "ball": ball_name(n),
+              "state": "duplicated" if n in duplicated else "missing" if n in missing else "seen"}
+             for n in range(1, 76)]
+    if check.get("running"):
+        state = "running"
     else:
-        for number in _numbers(seen):
-            counts[number] = counts.get(number, 0) + 1
-    for number in _numbers(check.get("duplicated")):
-        counts[number] = max(counts.get(number, 0), 2)
-    balls = []
-    for number in range(1, 76):
-        n = counts.get(number, 0)
-        balls.append({"number": number, "ball": ball_name(number), "seen": n,
-                      "state": "duplicated" if n > 1 else "seen" if n == 1 else "missing"})
-    unreadable = check.get("unreadable", 0)
-    return {"available": available, "status": check.get("status", "running"), "balls": balls,
-            "counts": {"seen": sum(1 for b in balls if b["seen"]),
-                       "missing": sum(1 for b in balls if not b["seen"]),
-                       "duplicated": sum(1 for b in balls if b["seen"] > 1),
-                       "unreadable": len(unreadable) if isinstance(unreadable, list) else int(unreadable)},
-            "passed": check.get("passed")}
+        state = "passed" if check.get("passed") else "failed"
+    return {"available": available, "status": state, "check": check.get("check"), "balls": balls,
+            "counts": {"seen": check.get("seen", 0), "missing": len(missing), "duplicated": len(duplicated),
+                       "unreadable": check.get("unreadable", 0)}}

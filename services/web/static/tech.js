@@ -146,7 +146,7 @@ function initBallCheck() {
     for (let n = row * 15 + 1; n <= row * 15 + 15; n++) {
       const td = document.createElement("td");
       const span = document.createElement("span");
-      span.className = "ball missing";
+      span.className = "cell missing";
       span.textContent = n;
       span.id = "ball-" + n;
       td.append(span);
@@ -156,22 +156,24 @@ function initBallCheck() {
     body.append(tr);
   });
   const message = document.getElementById("message");
-  const button = document.getElementById("start-check");
-  button.addEventListener("click", async () => {
-    const answer = await Tech.call("POST", "/api/ball-check", { action: "start" });
-    if (answer.status === "ok") Tech.say(message, "Ball check started: pass every ball in front of the reader.", "ok");
-    else Tech.say(message, "Not started: " + answer.error, "error");
-  });
+  const start = document.getElementById("start-check");
+  const finish = document.getElementById("finish-check");
+  async function act(action, done) {
+    const answer = await Tech.call("POST", "/api/ball-check", { action });
+    if (answer.status === "ok") Tech.say(message, done, "ok");
+    else Tech.say(message, "Refused: " + answer.error, "error");
+  }
+  start.addEventListener("click", () => act("start", "Ball check started: pass every ball in front of the reader."));
+  finish.addEventListener("click", () => act("finish", "Ball check finished: the result is in the record."));
   Tech.poll("/api/ball-check", check => {
-    if (!check.available) {
-      button.disabled = true;
-      Tech.set("check-status", "not available in this version", "tag");
-    } else {
-      Tech.set("check-status", check.status === "none" ? "no check yet" : check.status, "tag");
-    }
+    const labels = { none: "no check yet", running: "running", passed: "passed", failed: "FAILED: balls missing or duplicated" };
+    start.disabled = !check.available || check.status === "running";
+    finish.disabled = !check.available || check.status !== "running";
+    Tech.set("check-status", check.available ? labels[check.status] : "not available in this version",
+             "tag " + check.status);
     for (const b of check.balls) {
-      cells[b.number].className = "ball " + b.state;
-      cells[b.number].title = `${b.ball}: seen ${b.seen} time(s)`;
+      cells[b.number].className = "cell " + b.state;
+      cells[b.number].title = b.ball + ": " + b.state;
     }
     const c = check.counts;
     Tech.set("check-counts", check.balls.length
