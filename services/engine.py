@@ -655,7 +655,9 @@ class DrawEngine:
                 key = serial
             else:
                 card = Card("typed", tuple(numbers))  # raises ValueError on a void face (DE 4.30.1.2)
-                key = "typed:" + "-".join(map(str, numbers))
+                # One face wins once: typed numbers of an imported card are that card.
+                key = next((s for s, c in self.cards.items() if c.numbers == card.numbers),
+                           "typed:" + "-".join(map(str, numbers)))
             if game.status != "closed":
                 self._check("verify_card", rules.check_claim(self.profile, now_local=self._now_local(),
                                                              game_started_at=self._local(game.started_at)), by)

@@ -120,3 +120,35 @@ def test_request_echoes_transaction(engine):
     response = execute(engine, "manual_call", b'{"ball": "N40", "transaction": "t-1"}')
     assert response == {"transaction": "t-1", "status": "ok", "result": response["result"]}
     assert response["result"]["ball"] == "N40"
+
+
+def test_what_is_published_keeps_the_mqtt_contract(engine):
+    from services.contract import validate
+
+    published = []
+    engine.on_call = published.append
+    engine.on_reading(12, 0.9995, "commit", 5)
+    engine.on_reading(40, 0.95, "confirm", 5)
+    engine.confirm(41, by="anne")
+    engine.void(1, reason="fell back", by="anne")
+    assert [c["event_type"] for c in published] == ["called", "called", "voided"]
+    for c in published:
+        validate("call", c)
+    validate("state", engine.state())
+    for name in ("drawn", "status", "end_game", "end_occasion", "new_occasion"):
+        validate("response", execute(engine, name, {}), command=name)
+
+
+def test_who_called_by_hand_is_recorded(engine):
+    engine.manual_call(5, by="anne")
+    engine.on_reading(20, 0.9995, "commit", 5)
+    who = [(e.kind, e.data.get("by")) for e in engine.record.events(("console_call", "call"))]
+    assert who == [("console_call", "anne"), ("call", None), ("call", None)]
+
+
+def test_a_pending_confirmation_survives_a_restart(tmp_path, engine):
+    engine.on_reading(69, 0.95, "confirm", 5, frame_jpeg=b"jpeg")
+    again = DrawEngine(Record(tmp_path / "r.db"))
+    assert again.state()["awaiting_confirm"]["ball"] == "O69"
+    assert again.confirm(69)["seq"] == 1
+    assert again.record.frame(again.record.last_id()) == b"jpeg"
