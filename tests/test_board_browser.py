@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -199,11 +200,13 @@ def login(page: Page, base: str, path: str = "/console") -> None:
 def test_board_shows_each_call_as_the_broker_carries_it(run_appliance, mosquitto, page, output_dir):
     # Balls a few seconds apart, so "the last ball" has one right answer while we look.
     with Subscriber(mosquitto, f"bingo/{DEVICE}/call", f"bingo/{DEVICE}/sim/drawn") as sub:
-        proc, base = run_appliance(sim={"hold_s": 2.0, "gap_s": 1.5})
+        proc, base = run_appliance(sim={"hold_s": 1.5, "gap_s": 1.0})
         page.goto(base + "/board")
         expect(page.locator("#live")).to_have_text("live", timeout=WAIT_MS)
+        # For the latency figure only (no assertion on it): when each last ball appeared.
+        page.evaluate(SHOWN_AT_JS)
 
-        for _ in range(2):
+        for _ in range(CALLS_WATCHED):
             seen = max([c["seq"] for c in _calls(sub)], default=0)
             call = _next_call(sub, seen)
             drawn = [json.loads(m.payload) for m in sub.messages if m.topic.endswith("/sim/drawn")]
@@ -221,6 +224,28 @@ def test_board_shows_each_call_as_the_broker_carries_it(run_appliance, mosquitto
         # The pattern picture: any_line shows one line, five squares.
         assert page.locator("#pattern td.need").count() == 5
         page.screenshot(path=str(output_dir / "board.png"))
+        _write_latency(page.evaluate("window.shownAt"), _calls(sub), output_dir / "board-latency.json")
+
+
+CALLS_WATCHED = 4
+SHOWN_AT_JS = """() => {
+  window.shownAt = [];
+  const last = document.getElementById("last");
+  new MutationObserver(() => window.shownAt.push({ball: last.textContent, at: Date.now()}))
+    .observe(last, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def _write_latency(shown: list[dict], calls: list[dict], path: Path) -> None:
+    """Milliseconds from a call's time stamp (made as it is recorded) to the board showing it;
+    the browser and the appliance share this machine's clock."""
+    ms = []
+    for call in calls:
+        at = next((s["at"] for s in shown if s["ball"] == call["ball"]), None)
+        if at is not None and call["event_type"] == "called":
+            ms.append(round(at - _ts(call).timestamp() * 1000, 1))
+    path.write_text(json.dumps({"call_to_board_ms": ms, "max_ms": max(ms, default=None)}, indent=1))
+    print(f"call to board (ms): {ms}")
 
 
 def test_board_shows_stale_when_cut_off_and_catches_up(run_appliance, mosquitto, page, output_dir):
@@ -340,7 +365,9 @@ def test_console_calls_voids_starts_a_game_and_verifies_a_card(run_appliance, mo
             page.click("#manual button")
             expect(_message(page)).to_have_text("Called O65.")
             page.click("#verify button")
-            expect(page.locator("#verify-result")).to_have_text(re.compile("^WINNER .*completed by call 4"))
+            expect(page.locator("#verify-result")).to_have_text(re.compile("^WINNER .*completed by call 4 \\(O65\\)"))
+            winning = page.eval_on_selector_all("#verify-card td.winning", "cells => cells.map(c => c.textContent)")
+            assert sorted(winning) == ["1", "5", "61", "65"]
             page.fill("#verify-serial", "NOPE")
             page.click("#verify button")
             expect(_message(page)).to_have_text(re.compile("Refused: no card with serial 'NOPE'"))
@@ -420,3 +447,69 @@ def test_console_confirms_an_unsure_ball_showing_its_frame(tmp_path, mosquitto, 
         web.stop()
         appliance.mqtt.stop(timeout=2)
         appliance.record.close()
+
+
+# -- the live feed, without a browser ----------------------------------------------------------
+
+def _events(chunk: bytes) -> list[tuple[str, dict]]:
+    found = []
+    for block in chunk.decode().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            found.append((fields["event"], json.loads(fields["data"])))
+    return found
+
+
+def test_live_feed_sends_state_first_and_resyncs_a_client_that_falls_behind(tmp_path):
+    import asyncio
+    from types import SimpleNamespace
+
+    from services.engine import DrawEngine
+    from services.record import Record
+    from services.web import live
+
+    record = Record(tmp_path / "record.db")
+    appliance = SimpleNamespace(observers=[], stop_event=threading.Event())
+    appliance.engine = DrawEngine(record, on_change=lambda: appliance_notify("state", appliance.engine.state()),
+                                  on_call=lambda call: appliance_notify("call", call))
+
+    def appliance_notify(kind, payload):
+        for observer in appliance.observers:
+            observer(kind, payload)
+
+    feed = live.LiveFeed(appliance)
+    assert appliance.observers == [feed.observe]
+
+    async def scenario():
+        stream = feed.stream(None)
+        first = _events(await stream.__anext__())
+        assert [kind for kind, _ in first] == ["state"] and first[0][1]["game"] is None
+
+        # A caller makes many calls from another thread while this client reads nothing.
+        def caller():
+            appliance.engine.new_occasion()
+            appliance.engine.new_game({"name": "any_line", "spec": "any_line"}, all_balls_in_blower=True)
+            for n in range(1, 76):
+                appliance.engine.manual_call(n)
+
+        worker = threading.Thread(target=caller)
+        worker.start()
+        while worker.is_alive():  # the caller never waits for the page
+            await asyncio.sleep(0.01)
+        worker.join()
+        await asyncio.sleep(0.05)  # let the handed-over events reach the client's queue
+
+        # It lost its backlog and gets the whole state instead: all 75 balls.
+        kind, state = _events(await stream.__anext__())[0]
+        assert kind == "state" and state["game"]["count"] == 75
+        assert feed.clients == 1
+        appliance.stop_event.set()
+        with pytest.raises(StopAsyncIteration):
+            while True:
+                await stream.__anext__()
+        assert feed.clients == 0
+
+    # In a thread of its own: Playwright's sync API keeps an event loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, scenario()).result()
+    record.close()

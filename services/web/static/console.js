@@ -47,6 +47,7 @@ function describe(command, result) {
     case "end_game": return "Game " + result.game + " ended.";
     case "new_occasion": return "Occasion " + result.occasion + " opened.";
     case "end_occasion": return "Occasion " + result.occasion + " closed.";
+    case "verify_card": return "Card " + (result.serial || result.card) + (result.winner ? " is a winner." : " is not a winner.");
     case "import_cards": return result.imported + " card" + (result.imported === 1 ? "" : "s")
       + " imported (" + result.cards + " in all).";
     default: return "Done.";
@@ -68,6 +69,10 @@ function render() {
       + (game.cookie_jar ? " · cookie jar " + game.cookie_jar : "")
     : "No game";
   $("occasion").textContent = state && state.occasion ? "Occasion " + state.occasion.id + " open" : "No occasion open";
+  // Offer what can be done now; the appliance still decides (and says why not).
+  $("new-occasion").disabled = !!(state && state.occasion);
+  $("end-occasion").disabled = !(state && state.occasion);
+  $("end-game").disabled = !(game && game.status !== "closed");
 
   const faults = (state && state.faults) || [];
   $("faults").hidden = !faults.length;
@@ -166,22 +171,52 @@ onSubmit("manual", async () => {
   const answer = await send("manual_call", {ball: $("manual-ball").value.trim()});
   if (answer.status === "ok") $("manual-ball").value = "";
 });
-onSubmit("new-game", () => send("new_game", {
-  pattern: $("pattern").value, prize: $("prize").value.trim(), all_balls_in_blower: $("all-balls").checked,
-}));
+onSubmit("new-game", async () => {
+  const answer = await send("new_game", {
+    pattern: $("pattern").value, prize: $("prize").value.trim(), all_balls_in_blower: $("all-balls").checked,
+  });
+  // The balls are checked again before every game.
+  if (answer.status === "ok") $("all-balls").checked = false;
+});
 $("end-game").addEventListener("click", () => send("end_game", {}));
 $("new-occasion").addEventListener("click", () => send("new_occasion", {}));
 $("end-occasion").addEventListener("click", () => send("end_occasion", {}));
 onSubmit("verify", async () => {
   const answer = await send("verify_card", {serial: $("verify-serial").value.trim()});
   const out = $("verify-result");
-  if (answer.status !== "ok") { out.textContent = ""; return; }
+  const face = $("verify-card");
+  if (answer.status !== "ok") { out.textContent = ""; face.replaceChildren(); return; }
   const r = answer.result;
   out.className = "verify-result " + (r.winner ? "winner" : "not-winner");
-  out.textContent = (r.winner ? "WINNER" : "Not a winner") + " · card " + (r.serial || $("verify-serial").value)
+  out.textContent = (r.winner ? "WINNER" : "Not a winner") + " · card " + (r.serial || r.card)
     + (r.arrangement_name ? " · " + r.arrangement_name : "")
-    + (r.won_at_index ? " · completed by call " + r.won_at_index : "");
+    + (r.won_at_index ? " · completed by call " + r.won_at_index + " (" + r.won_on_ball + ")" : "")
+    + (r.late ? " · claimed late" : "");
+  showCard(face, r);
 });
+
+// The card face: covered numbers filled, the winning arrangement outlined.
+function showCard(table, r) {
+  const called = new Set(((state && state.game && state.game.called) || []).map((b) => parseInt(b.slice(1), 10)));
+  const winning = new Set((r.arrangement || []).map(([row, col]) => row + "," + col));
+  table.replaceChildren();
+  const head = table.insertRow();
+  for (const letter of "BINGO") {
+    const th = document.createElement("th");
+    th.textContent = letter;
+    head.appendChild(th);
+  }
+  r.grid.forEach((cells, row) => {
+    const tr = table.insertRow();
+    cells.forEach((n, col) => {
+      const td = tr.insertCell();
+      td.textContent = n === null ? "FREE" : n;
+      td.classList.toggle("covered", n === null || called.has(n));
+      td.classList.toggle("winning", winning.has(row + "," + col));
+    });
+  });
+}
+
 const cardsFile = $("cards-file");
 if (cardsFile) cardsFile.addEventListener("change", async () => {
   const file = cardsFile.files[0];
