@@ -6,8 +6,10 @@ frame source differ.
 """
 from __future__ import annotations
 
+import json
 import logging
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -17,20 +19,32 @@ from typing import Any
 import cv2
 
 from firmware.ball_sensor import BallSensor
-from services import systemd_notify
+from services import selftest, systemd_notify
 from services.commands import execute
 from services.config import Config
 from services.engine import DrawEngine, Outcome
 from services.mqtt_link import MqttLink
-from services.record import Record, utc_now
+from services.clock import clock_synchronised
+from services.record import Record, RecordError, utc_now
 from vision.frame_source import CameraFault, FrameSource, OpenCVSource, Picamera2Source, SimulatedSource
 from vision.fusion import fuse
 from vision.reader import BallReader
 
 log = logging.getLogger(__name__)
 
-CAMERA_FAULT = "camera"
+CAMERA_FAULT = selftest.CAMERA_FAULT
 SENSOR_FAULT = "sensor_stuck"
+DISK_FAULT = "disk_full"
+CAMERA_WATCH_S = 1.0
+CAMERA_RETRY_S = 1.0
+
+
+def _transaction(payload: Any) -> Any:
+    try:
+        data = json.loads(payload) if isinstance(payload, (bytes, str)) else payload
+        return data.get("transaction") if isinstance(data, dict) else None
+    except ValueError:
+        return None
 
 
 def make_camera(cfg: Config, sim_scene=None, seed: int = 0) -> FrameSource:
@@ -58,7 +72,9 @@ class Appliance:
         self.outcome_listeners: list = []
         self.blower_done = threading.Event()
 
-        self.record = Record(cfg.record.path)
+        self.record = Record(cfg.record.path, clock_ok=clock_synchronised)
+        self._camera_lock = threading.Lock()
+        self.record_error: str | None = None
         self.engine = DrawEngine(self.record, on_change=self._engine_changed,
                                  on_call=lambda call: self.notify("call", call))
         self.record.append("power_on", {"device_id": cfg.device_id, "sim": sim})
@@ -95,7 +111,17 @@ class Appliance:
         return game.called_numbers() if game and game.status == "running" else []
 
     def _fault_payload(self) -> dict[str, Any]:
-        return {"active": self.engine.state()["faults"]}
+        active = self.engine.state()["faults"]
+        if self.record_error:  # cannot be in the record: writing the record is what failed
+            active.append({"code": "record_write", "message": self.record_error, "since": utc_now(),
+                           "affects_calls": True})
+        return {"active": active}
+
+    def _record_failed(self, error: RecordError) -> None:
+        """Nothing can be called without being recorded first; say so loudly."""
+        log.error("%s", error)
+        self.record_error = str(error)
+        self.mqtt.publish_state()
 
     def _engine_changed(self) -> None:
         if hasattr(self, "mqtt"):
@@ -117,7 +143,23 @@ class Appliance:
 
     def request(self, command: str, payload: bytes | str | dict | None) -> dict[str, Any]:
         """Every command, from MQTT or the web pages, goes through here."""
-        return execute(self.engine, command, payload)
+        if command == "new_game" and (low := self._disk_low()):
+            self.engine.raise_fault(DISK_FAULT, low, affects_calls=False)
+            return {"transaction": _transaction(payload), "status": "error", "error": low}
+        if DISK_FAULT in self.engine.faults and not self._disk_low():
+            self.engine.clear_fault(DISK_FAULT)
+        try:
+            return execute(self.engine, command, payload)
+        except RecordError as e:
+            return {"transaction": _transaction(payload), "status": "error", "error": str(e)}
+
+    def _disk_low(self) -> str | None:
+        """A new game needs room in the record for all of its calls and their frames."""
+        free_mb = shutil.disk_usage(self.record.path.parent).free / 1e6
+        if free_mb < self.cfg.record.min_free_mb:
+            return (f"disk nearly full: {free_mb:.0f} MB free beside the record, "
+                    f"{self.cfg.record.min_free_mb} MB needed to start a game")
+        return None
 
     # -- the sensor ------------------------------------------------------------------------
     def _start_sensor(self) -> None:
@@ -132,18 +174,26 @@ class Appliance:
 
     # -- reading a ball --------------------------------------------------------------------
     def _frames(self, count: int) -> list:
+        """`count` fresh frames, or [] after raising a camera fault and reopening the camera."""
         frames = []
-        for _ in range(count):
-            try:
-                frames.append(self.camera.read(timeout=self.cfg.camera.frame_timeout_s))
-            except CameraFault as e:
-                self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
-                self._reopen_camera()
-                return []
-            systemd_notify.watchdog()  # only while frames are really being processed
+        with self._camera_lock:
+            for _ in range(count):
+                try:
+                    frames.append(self.camera.read(timeout=self.cfg.camera.frame_timeout_s))
+                except CameraFault as e:
+                    self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
+                    self._reopen_camera()
+                    return []
+                systemd_notify.watchdog()  # only while frames are really being processed
         if CAMERA_FAULT in self.engine.faults:
             self.engine.clear_fault(CAMERA_FAULT)
         return frames
+
+    def _camera_watch(self) -> None:
+        """Between balls, keep taking a frame a second: a camera that stops is found (and the
+        watchdog starves) even when no ball is drawn."""
+        while not self.stop_event.wait(CAMERA_WATCH_S):
+            self._frames(1)
 
     def _reopen_camera(self) -> None:
         try:
@@ -185,21 +235,54 @@ class Appliance:
             except queue.Empty:
                 continue
             presentation += 1
-            outcome = self.read_ball(presentation)
+            try:
+                outcome = self.read_ball(presentation)
+            except RecordError as e:
+                self._record_failed(e)
+                continue
+            except Exception:  # a reader bug must not stop the appliance; the ball is read again
+                log.exception("reading the ball failed")
+                for listener in self.outcome_listeners:
+                    listener("represent")
+                continue
+            # A camera fault while the ball is still in the holder: read it again once frames return.
+            while outcome is None and self.sensor.active and not self.stop_event.wait(CAMERA_RETRY_S):
+                outcome = self.read_ball(presentation)
             if outcome is None or outcome.decision != "represent":
                 presentation = 0
 
     # -- running ---------------------------------------------------------------------------
+    def self_test(self) -> None:
+        """At boot, before any MQTT traffic: code, record, camera, sensor (see services.selftest)."""
+        findings = [selftest.check_code(selftest.default_manifest()), selftest.check_record(self.record)]
+        try:
+            self.camera.open()
+            findings.append(selftest.check_camera(self.camera, self.cfg.camera.frame_timeout_s))
+        except CameraFault as e:
+            findings.append(selftest.Finding(CAMERA_FAULT, str(e)))
+        try:
+            self._start_sensor()
+        except Exception as e:  # gpiozero raises many kinds: a missing pin, no GPIO chip, a busy pin
+            findings.append(selftest.Finding(selftest.SENSOR_FAULT, f"ball sensor on pin {self.cfg.sensor.pin}: {e}"))
+        found = {f.code for f in findings if f}
+        for f in filter(None, findings):
+            self.engine.raise_fault(f.code, f.message, affects_calls=f.affects_calls)
+        for code in (CAMERA_FAULT, selftest.SENSOR_FAULT):  # hardware that answers again clears itself
+            if code in self.engine.faults and code not in found:
+                self.engine.clear_fault(code)
+        self.record.append("self_test", {"faults": sorted(found)})
+
     def start(self) -> None:
-        self.camera.open()
-        self.mqtt.start()
-        self._start_sensor()
-        self._threads = [threading.Thread(target=self._reader_loop, name="reader", daemon=True)]
+        self.self_test()
+        self._threads = [threading.Thread(target=self._reader_loop, name="reader", daemon=True),
+                         threading.Thread(target=self._camera_watch, name="camera-watch", daemon=True)]
         if self.blower:
-            self._prepare_sim_game()
             self.blower.on_drawn = lambda msg: self.mqtt.publish("sim/drawn", msg, qos=1)
             self.blower.confirm = lambda n: self.request("confirm", {"ball": n, "by": "sim-caller"})
+            self.mqtt.subscriptions[self.mqtt.topic("sim/control")] = self._sim_control
+            self._prepare_sim_game()
             self._threads.append(threading.Thread(target=self._run_blower, name="sim-blower", daemon=True))
+        self.mqtt.start()
         for t in self._threads:
             t.start()
         if self.cfg.web.enabled:
@@ -219,6 +302,21 @@ class Appliance:
             self.request("end_game", {"by": "sim"})
             self.blower.in_blower = list(range(1, 76))
         self.request("new_game", {"pattern": "any_line", "all_balls_in_blower": True, "by": "sim"})
+
+    def _sim_control(self, msg) -> None:
+        """Simulation only: hardware faults on demand, e.g. {"camera": "stall"}, {"sensor": "stuck"}."""
+        try:
+            control = json.loads(msg.payload)
+            camera, sensor = control.get("camera"), control.get("sensor")
+            if camera not in (None, "stall", "resume") or sensor not in (None, "stuck", "release"):
+                raise ValueError("expected camera: stall|resume, sensor: stuck|release")
+        except (ValueError, AttributeError) as e:
+            log.warning("sim/control ignored: %s", e)
+            return
+        if camera:
+            self.camera.stall(camera == "stall")
+        if sensor:
+            self.blower.force_sensor(True if sensor == "stuck" else None)
 
     def _run_blower(self) -> None:
         self.blower.run(self.stop_event)

@@ -70,8 +70,8 @@ class MqttLink:
     def stop(self, timeout: float = 5.0) -> None:
         """Clean stop: wait briefly for outstanding calls, then say offline and disconnect."""
         self._requests.shutdown(wait=True, cancel_futures=False)
+        self.wait_published(timeout)  # the broker may come back meanwhile; what is left stays on disk
         if self.connected.is_set():
-            self.wait_published(timeout)
             info = self.client.publish(self.topic("availability"), "offline", qos=1, retain=True)
             try:
                 info.wait_for_publish(timeout)
@@ -116,17 +116,19 @@ class MqttLink:
         log.warning("MQTT disconnected: %s", reason_code)
 
     def _watch_acks(self) -> None:
-        """Mark calls published once the broker has acknowledged them.
+        """Mark calls published once the broker has acknowledged them, and send the next.
 
         Polled rather than done in paho's on_publish: that callback runs under paho's own
         lock, and taking ours there deadlocks against a thread that is publishing.
         """
-        while not self._stopping.wait(0.05):
+        while not self._stopping.wait(0.02):
             with self._flush_lock:
                 done = [(seq, info) for seq, info in self._pending if info.is_published()]
                 self._pending = [p for p in self._pending if not p[1].is_published()]
             for seq, _ in done:
                 self.record.mark_published(seq)
+            if done or not self._pending:
+                self.flush_calls()
 
     def _on_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
         prefix = self.topic("request/")
@@ -159,17 +161,24 @@ class MqttLink:
         self.client.publish(self.topic(name), dumps(payload), qos=qos, retain=retain)
 
     def flush_calls(self) -> None:
-        """Hand every unpublished call to paho, in seq order, once per process."""
+        """Hand the next unpublished call to paho, once the one before it is acknowledged.
+
+        One call in flight at a time: after a reconnect paho resends what it holds before
+        anything new, so handing over more could let a later call overtake an earlier one.
+        """
         if not self.connected.is_set():
             return
         with self._flush_lock:
+            if self._pending:
+                return
             for call in self.record.unpublished():
                 seq = call["seq"]
                 if seq in self._handed:
                     continue
                 info = self.client.publish(self.topic("call"), dumps(call), qos=1)
-                if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
+                if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
                     log.warning("call %s not handed to MQTT: %s", seq, mqtt.error_string(info.rc))
-                    break
+                    return
                 self._handed.add(seq)
                 self._pending.append((seq, info))
+                return

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from vision.render import Scene, random_scene
 log = logging.getLogger(__name__)
 
 OUTCOME_TIMEOUT_S = 30.0
+RELEASE_S = 0.2  # a freed switch stays open this long before the ball is seen again
 
 
 class SimBlower:
@@ -39,6 +41,7 @@ class SimBlower:
         first = random_scene(1, self.rng)
         self.ball_set = {"style": first.style, "font": first.font}
         self._scene: Scene | None = None
+        self._forced: bool | None = None
         self._holder = first  # lighting of the empty holder
         self._lock = threading.Lock()
         self._outcome = threading.Event()
@@ -55,7 +58,22 @@ class SimBlower:
     def _seat(self, scene: Scene | None) -> None:
         with self._lock:
             self._scene = scene
+            if self._forced is not None:
+                return  # the pin is held by a simulated fault
         self._drive(scene is not None)
+
+    def force_sensor(self, active: bool | None) -> None:
+        """Hold the sensor pin (a stuck switch), or give it back to the holder with None."""
+        with self._lock:
+            self._forced = active
+            present = self._scene is not None
+        if active is None:
+            # The switch frees: it opens, then sees the ball still in the holder (if any).
+            self._drive(False)
+            time.sleep(RELEASE_S)
+            self._drive(present)
+        else:
+            self._drive(active)
 
     def _drive(self, present: bool) -> None:
         level = present if self.active_high else not present
