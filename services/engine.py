@@ -45,7 +45,7 @@ class Game:
     started_at: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)  # every call event, voided ones too
     voided: set[int] = field(default_factory=set)  # seq of voided calls
-    claim_at: int | None = None  # live calls when the open claim was made
+    claim_at: int | None = None  # index of the latest call when the open claim was made
     winners: dict[str, dict[str, Any]] = field(default_factory=dict)  # card key -> verification
     predraws: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None  # winners and shares, set when the game ends
@@ -94,6 +94,11 @@ def _iso(moment: datetime) -> str:
 
 def _parse_ts(ts: str) -> datetime:
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def _last_index(calls: list[dict[str, Any]]) -> int:
+    """The game index of the latest live call, 0 before the first."""
+    return calls[-1]["index"] if calls else 0
 
 
 def pattern_json(spec: Any) -> dict[str, Any]:
@@ -613,7 +618,7 @@ class DrawEngine:
                 self._refuse("claim", f"a claim is already being checked in game {game.number}", by)
             self._check("claim", rules.check_claim(self.profile, now_local=self._now_local(),
                                                    game_started_at=self._local(game.started_at)), by)
-            self._emit("claim", {"game": game.number, "at_index": len(game.live_calls()), "by": by})
+            self._emit("claim", {"game": game.number, "at_index": _last_index(game.live_calls()), "by": by})
         self._changed()
         return {"game": game.number, "at_index": game.claim_at}
 
@@ -661,15 +666,17 @@ class DrawEngine:
             if game.status != "closed":
                 self._check("verify_card", rules.check_claim(self.profile, now_local=self._now_local(),
                                                              game_started_at=self._local(game.started_at)), by)
-            called = game.called_numbers()
-            check = check_card(card, called, pattern_from_spec(game.pattern["spec"]))
-            at_index = game.claim_at if game.claim_at is not None else len(called)
-            late = check.winner and check.won_at_index < at_index
+            live = game.live_calls()
+            check = check_card(card, [c["number"] for c in live], pattern_from_spec(game.pattern["spec"]))
+            # Indexes are the calls' own `index` in the game (as boards show them), voided calls skipped.
+            won = live[check.won_at_index - 1] if check.winner and check.won_at_index else None
+            at_index = game.claim_at if game.claim_at is not None else _last_index(live)
+            late = won is not None and won["index"] < at_index
             cookie = self.occasion.cookie_jar["number"] if self.occasion and self.occasion.cookie_jar else None
             result = {"game": game.number, "card": key, "serial": serial, "grid": card_grid(card),
-                      **check.to_json(), "won_on_ball": ball_name(check.won_on_number) if check.won_on_number
-                      else None, "claim_at_index": at_index, "late": late,
-                      "cookie_jar_won": rules.cookie_jar_won(cookie, check)}
+                      **check.to_json(), "won_at_index": won["index"] if won else None,
+                      "won_on_ball": won["ball"] if won else None, "won_on_seq": won["seq"] if won else None,
+                      "claim_at_index": at_index, "late": late, "cookie_jar_won": rules.cookie_jar_won(cookie, check)}
             self._emit("card_verified", {**{k: v for k, v in result.items() if k != "grid"}, "by": by})
         self._changed()
         return result

@@ -156,3 +156,13 @@ def test_split_prize_command():
     assert execute(None, "split_prize", {"amount_cents": 10000, "winners": 3})["result"] == \
         {"shares_cents": [3334, 3333, 3333]}
     assert execute(None, "split_prize", {"amount_cents": 100, "winners": 0})["status"] == "error"
+
+
+def test_indexes_are_the_calls_own_after_a_void(engine):
+    call(engine, 1, 70)
+    engine.void(2, reason="fell back")
+    call(engine, 16, 31, 46, 61)  # indexes 3..6; A and B cover row 1 on index 6
+    assert ok(engine, "claim")["at_index"] == 6
+    a = ok(engine, "verify_card", serial="A-1")
+    assert (a["won_at_index"], a["won_on_ball"], a["won_on_seq"], a["late"], a["calls_checked"]) == \
+        (6, "O61", 7, False, 5)
