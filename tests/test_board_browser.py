@@ -368,6 +368,7 @@ def test_console_calls_voids_starts_a_game_and_verifies_a_card(run_appliance, mo
             expect(page.locator("#verify-result")).to_have_text(re.compile("^WINNER .*completed by call 4 \\(O65\\)"))
             winning = page.eval_on_selector_all("#verify-card td.winning", "cells => cells.map(c => c.textContent)")
             assert sorted(winning) == ["1", "5", "61", "65"]
+            page.screenshot(path=str(output_dir / "console-verify.png"), full_page=True)
             page.fill("#verify-serial", "NOPE")
             page.click("#verify button")
             expect(_message(page)).to_have_text(re.compile("Refused: no card with serial 'NOPE'"))
