@@ -53,9 +53,11 @@ def page(browser):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # A blocked script or style (Content-Security-Policy) shows up only as a console error.
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Security Policy" in m.text else None)
     yield page
     context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not errors, f"JavaScript or Content-Security-Policy errors on the page: {errors}"
 
 
 def _password_file(tmp_path: Path) -> Path:
