@@ -8,6 +8,7 @@ itself recorded, which is the only trace it leaves).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,7 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from services.cards import split_prize
 from services.engine import PREDRAW_KINDS, DrawEngine, Refused, pattern_json
+from services.record import RecordError
 from vision.balls import parse_ball
+
+log = logging.getLogger(__name__)
 
 MAX_CSV_CHARS = 4_000_000  # about 40,000 card faces
 
@@ -192,6 +196,9 @@ def execute(engine: DrawEngine, name: str, raw: bytes | str | dict[str, Any] | N
         return {"transaction": transaction, "status": "error", "error": f"not valid JSON: {e}"}
     except ValidationError as e:
         return {"transaction": transaction, "status": "error", "error": _first_error(e)}
-    except (Refused, ValueError) as e:
+    except (Refused, ValueError, RecordError) as e:
         return {"transaction": transaction, "status": "error", "error": str(e)}
+    except Exception as e:  # a bug must answer too: callers rely on execute never raising
+        log.exception("command %s failed", name)
+        return {"transaction": transaction, "status": "error", "error": f"internal error: {e!r}"}
     return {"transaction": transaction, "status": "ok", "result": result}

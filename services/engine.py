@@ -667,7 +667,8 @@ class DrawEngine:
                 self._check("verify_card", rules.check_claim(self.profile, now_local=self._now_local(),
                                                              game_started_at=self._local(game.started_at)), by)
             live = game.live_calls()
-            check = check_card(card, [c["number"] for c in live], pattern_from_spec(game.pattern["spec"]))
+            check = check_card(card, [c["number"] for c in live],
+                               pattern_from_spec(pattern_json(game.pattern)["spec"]))
             # Indexes are the calls' own `index` in the game (as boards show them), voided calls skipped.
             won = live[check.won_at_index - 1] if check.winner and check.won_at_index else None
             at_index = game.claim_at if game.claim_at is not None else _last_index(live)

@@ -152,3 +152,10 @@ def test_a_pending_confirmation_survives_a_restart(tmp_path, engine):
     assert again.state()["awaiting_confirm"]["ball"] == "O69"
     assert again.confirm(69)["seq"] == 1
     assert again.record.frame(again.record.last_id()) == b"jpeg"
+
+
+def test_a_record_that_cannot_be_written_answers_an_error(engine):
+    engine.record.close()  # as a failed disk would leave it
+    response = execute(engine, "manual_call", {"ball": 5})
+    assert response["status"] == "error" and "database" in response["error"]
+    assert engine.state()["game"]["called"] == []  # nothing applied that is not on disk
