@@ -366,6 +366,13 @@ def test_console_calls_voids_starts_a_game_and_verifies_a_card(run_appliance, mo
             page.fill("#manual-ball", "O65")
             page.click("#manual button")
             expect(_message(page)).to_have_text("Called O65.")
+            # A player calls bingo: calling pauses while the card is checked.
+            page.click("#claim")
+            expect(_message(page)).to_have_text(re.compile("Calling paused after call 4"))
+            expect(page.locator("#summary")).to_have_text(re.compile("· claims ·"))
+            page.fill("#manual-ball", "N40")
+            page.click("#manual button")
+            expect(_message(page)).to_have_text(re.compile("^Refused: calling is paused while a claim is checked"))
             page.click("#verify button")
             expect(page.locator("#verify-result")).to_have_text(re.compile("^WINNER .*completed by call 4 \\(O65\\)"))
             winning = page.eval_on_selector_all("#verify-card td.winning", "cells => cells.map(c => c.textContent)")
@@ -374,6 +381,9 @@ def test_console_calls_voids_starts_a_game_and_verifies_a_card(run_appliance, mo
             page.fill("#verify-serial", "NOPE")
             page.click("#verify button")
             expect(_message(page)).to_have_text(re.compile("Refused: no card with serial 'NOPE'"))
+            page.click("#resume")
+            expect(_message(page)).to_have_text("Calling goes on.")
+            expect(page.locator("#summary")).to_have_text(re.compile("· running ·"))
         page.screenshot(path=str(output_dir / "console-new-game.png"), full_page=True)
 
 

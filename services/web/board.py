@@ -25,7 +25,7 @@ TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 MAX_BODY_BYTES = MAX_CSV_CHARS + 64 * 1024  # room for a hall's whole card file
 # What a caller may do from the console; reads (drawn, status) have their own GET.
 CONSOLE_COMMANDS = ("confirm", "manual_call", "void", "new_occasion", "new_game", "end_game",
-                    "end_occasion", "import_cards", "verify_card")
+                    "end_occasion", "claim", "resume", "import_cards", "verify_card")
 NO_STORE = {"Cache-Control": "no-store"}
 # The pages load nothing from elsewhere and run no inline script.
 PAGE_HEADERS = {**NO_STORE, "Content-Security-Policy": (

@@ -47,6 +47,8 @@ function describe(command, result) {
     case "end_game": return "Game " + result.game + " ended.";
     case "new_occasion": return "Occasion " + result.occasion + " opened.";
     case "end_occasion": return "Occasion " + result.occasion + " closed.";
+    case "claim": return "Calling paused after call " + result.at_index + ": check the card.";
+    case "resume": return "Calling goes on.";
     case "verify_card": return "Card " + (result.serial || result.card) + (result.winner ? " is a winner." : " is not a winner.");
     case "import_cards": return result.imported + " card" + (result.imported === 1 ? "" : "s")
       + " imported (" + result.cards + " in all).";
@@ -73,6 +75,10 @@ function render() {
   $("new-occasion").disabled = !!(state && state.occasion);
   $("end-occasion").disabled = !(state && state.occasion);
   $("end-game").disabled = !(game && game.status !== "closed");
+  if ($("claim")) {
+    $("claim").disabled = !(game && game.status === "running");
+    $("resume").disabled = !(game && game.status === "claims");
+  }
 
   const faults = (state && state.faults) || [];
   $("faults").hidden = !faults.length;
@@ -215,6 +221,11 @@ function showCard(table, r) {
       td.classList.toggle("winning", winning.has(row + "," + col));
     });
   });
+}
+
+if ($("claim")) {
+  $("claim").addEventListener("click", () => send("claim", {}));
+  $("resume").addEventListener("click", () => send("resume", {}));
 }
 
 const cardsFile = $("cards-file");
