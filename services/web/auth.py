@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 import logging
 import secrets
@@ -171,9 +172,9 @@ class Auth:
                 Route("/logout", logout, methods=["POST"])]
 
     def _login_form(self, templates, request: Request, message: str = "", status: int = 200,
-                    headers: dict[str, str] | None = None) -> Response:
+                    headers: dict[str, str] | None = None, nxt: str | None = None) -> Response:
         token = secrets.token_urlsafe(24)
-        nxt = _safe_next(request.query_params.get("next") or "/")
+        nxt = _safe_next(nxt or request.query_params.get("next") or "/")
         response = templates.TemplateResponse(
             request, "login.html", {"login_csrf": token, "next": nxt, "message": message},
             status_code=status, headers=headers)
@@ -189,20 +190,21 @@ class Auth:
         cookie = request.cookies.get(LOGIN_COOKIE, "")
         if not _same_origin(request.headers, request.scope) or not cookie or \
                 not hmac.compare_digest(cookie, form.get("csrf", "")):
-            return self._login_form(templates, request, "The login form had expired: please try again.", 403)
+            return self._login_form(templates, request, "The login form had expired: please try again.", 403,
+                                    nxt=form.get("next"))
         wait = self.limiter.retry_after(remote)
         if wait is not None:
             log.warning("web login from %s refused: too many wrong passwords", remote)
             seconds = int(wait) + 1
             return self._login_form(templates, request,
                                     f"Too many wrong passwords. Try again in {seconds} seconds.", 429,
-                                    {"Retry-After": str(seconds)})
+                                    {"Retry-After": str(seconds)}, nxt=form.get("next"))
         stored = read_hash(self.password_file)
         ok = stored is not None and await run_in_threadpool(verify_password, form.get("password", ""), stored)
         await run_in_threadpool(self.on_login, ok, remote)
         if not ok:
             self.limiter.failed(remote)
-            return self._login_form(templates, request, "Wrong password.", 401)
+            return self._login_form(templates, request, "Wrong password.", 401, nxt=form.get("next"))
         self.limiter.succeeded(remote)
         self._close(request.cookies.get(SESSION_COOKIE))  # never carry a session across a login
         token, _ = self._open()
@@ -244,8 +246,8 @@ class _AuthMiddleware:
             if not _same_origin(headers, scope) or not hmac.compare_digest(sent, session.csrf):
                 log.warning("web: %s %s refused: missing or wrong CSRF token / foreign origin",
                             scope["method"], scope["path"])
-                await _json(403, "refused: this request did not come from the appliance's own page "
-                                 "(missing or wrong CSRF token)")(scope, receive, send)
+                await _refusal(headers, 403, "refused: this request did not come from the appliance's own "
+                                             "page (missing or wrong CSRF token)")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -259,6 +261,15 @@ class _AuthMiddleware:
 
 
 # -- small helpers ---------------------------------------------------------------------------
+
+def _refusal(headers: dict[str, str], status: int, error: str) -> Response:
+    """A browser that was sent here by a form sees a page; a script gets JSON."""
+    if "text/html" in headers.get("accept", ""):
+        body = (f"<!doctype html><meta charset=utf-8><title>Refused</title><h1>Refused</h1><p>{html.escape(error)}"
+                '<p><a href="/">Back to the appliance</a>')
+        return Response(body, status_code=status, media_type="text/html")
+    return _json(status, error)
+
 
 def _json(status: int, error: str, headers: dict[str, str] | None = None) -> Response:
     return Response(json.dumps({"status": "error", "error": error}), status_code=status,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import os
 import threading
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 from services.config import ConfigError, dump_toml, parse_config
 from vision.balls import ball_name
 from vision.frame_source import CameraFault
+from vision.fusion import fuse
 from vision.reader import BallReader, Reading
 
 # What the page may change, as (section, key).
@@ -143,22 +145,40 @@ def parse_region(value: Any) -> tuple[float, float, float] | None:
 
 
 def read_now(appliance, region: tuple[float, float, float] | None, use_saved: bool) -> dict[str, Any]:
-    """Read the ball in the holder now, with the saved region or the one being edited."""
+    """Read the ball in the holder now, as the appliance would: the configured number of
+    frames, each read, then fused into one decision. With the saved region or the one being
+    edited."""
+    cfg = appliance.cfg.reader
+    reader = appliance.reader if use_saved else BallReader(region=region)
+    started = time.perf_counter()
+    frames, readings = [], []
     try:
-        frame = appliance.camera.read(timeout=appliance.cfg.camera.frame_timeout_s)
+        for _ in range(cfg.frames):
+            frames.append(appliance.camera.read(timeout=appliance.cfg.camera.frame_timeout_s))
+            readings.append(reader.read(frames[-1]))
     except CameraFault as e:
         raise Refused(503, f"camera: {e}") from None
-    reader = appliance.reader if use_saved else BallReader(region=region)
-    reading = reader.read(frame)
+    fused = fuse(readings, commit_at=cfg.commit_at, confirm_at=cfg.confirm_at)
+    took_ms = (time.perf_counter() - started) * 1000
+    # Show the frame the reader did best on: its print, its ball and print outlines.
+    i = max(range(len(readings)), key=lambda k: (readings[k].print_image is not None, readings[k].confidence))
+    best = readings[i]
     from services.web.mjpeg import draw_overlays
 
-    shown = draw_overlays(frame.copy(), 1.0, {"region", "ball", "print"}, reader.region, reading)
-    h, w = frame.shape[:2]
-    return {**reading.to_json(), "guess": best_guess(reading),
-            "circle": [round(v, 1) for v in reading.ball_circle] if reading.ball_circle else None,
+    shown = draw_overlays(frames[i].copy(), 1.0, {"region", "ball", "print"}, reader.region, best)
+    h, w = frames[i].shape[:2]
+    committed = fused.decision == "commit"
+    return {"ball": fused.ball if committed else None, "number": fused.number if committed else None,
+            "decision": fused.decision, "confidence": round(fused.confidence, 4),
+            "guess": {"ball": fused.ball, "p": round(fused.confidence, 4)} if fused.decision == "confirm"
+            else best_guess(best),
+            "reason": None if committed else next((r.reason for r in readings if r.reason), None),
+            "frames": len(readings), "ms": round(took_ms, 1),
+            "ms_per_frame": round(sum(r.ms for r in readings) / len(readings), 1),
+            "circle": [round(v, 1) for v in best.ball_circle] if best.ball_circle else None,
             "region": list(reader.region) if reader.region else None,
             "frame_size": [w, h],
-            "print_image": _data_url(reading.print_image, ".png") if reading.print_image is not None else None,
+            "print_image": _data_url(best.print_image, ".png") if best.print_image is not None else None,
             "frame": _data_url(shown, ".jpg")}
 
 

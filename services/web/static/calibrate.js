@@ -93,7 +93,10 @@ document.addEventListener("DOMContentLoaded", () => {
       big.className = "big-ball unsure";
     }
     big.dataset.ball = r.ball || "";
-    Tech.set("read-detail", `confidence ${(100 * r.confidence).toFixed(1)} % · ${Math.round(r.ms)} ms` +
+    const outcome = { commit: "would be called", confirm: "would ask a person to confirm",
+                      represent: "would be presented again" }[r.decision];
+    Tech.set("read-detail", `${outcome} · confidence ${(100 * r.confidence).toFixed(2)} % · ` +
+             `${r.frames} frames in ${Math.round(r.ms)} ms (${Math.round(r.ms_per_frame)} ms reading each)` +
              (r.reason ? " · " + r.reason : ""));
     const print = document.getElementById("print-image");
     print.hidden = !r.print_image;
