@@ -35,7 +35,8 @@ def _address(raw: str) -> str | None:
 def notify(msg: str) -> bool:
     """Send one notification; True when it was handed to the socket.
 
-    Never raises: a service must not die because its supervisor went away.
+    Never raises and never waits: a service must not die or stall because its
+    supervisor went away or is slow to read (a full queue drops the message).
     """
     raw = os.environ.get("NOTIFY_SOCKET")
     if not raw:
@@ -45,6 +46,7 @@ def notify(msg: str) -> bool:
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.setblocking(False)
             sock.connect(address)
             sock.sendall(msg.encode("utf-8"))
     except OSError:

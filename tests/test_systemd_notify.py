@@ -75,6 +75,22 @@ def test_gone_socket_is_not_an_error(tmp_path, monkeypatch):
     assert systemd_notify.watchdog() is False
 
 
+def test_full_queue_drops_instead_of_blocking(listener):
+    """Nobody reads the socket: the frame loop must not stall on the watchdog ping.
+    In a child process, so that a blocking send would end in a timeout, not a hang."""
+    code = ("from services import systemd_notify as n\n"
+            "sent = 0\n"
+            "while n.watchdog():\n"
+            "    sent += 1\n"
+            "    assert sent < 1_000_000, 'queue never filled'\n"
+            "print(sent)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > 0
+    assert receive(listener) == "WATCHDOG=1"
+
+
 def test_unsupported_address_is_ignored(monkeypatch):
     monkeypatch.setenv("NOTIFY_SOCKET", "vsock:2:1234")
     assert systemd_notify.ready() is False
