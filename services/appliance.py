@@ -19,13 +19,16 @@ from typing import Any
 import cv2
 
 from firmware.ball_sensor import BallSensor
-from services import selftest, systemd_notify
+from services import __version__, selftest, systemd_notify
 from services.commands import execute
 from services.config import Config
 from services.engine import DrawEngine, Outcome
+from services.ha_discovery import HomeAssistantDiscovery
 from services.mqtt_link import MqttLink
 from services.clock import clock_synchronised
 from services.record import Record, RecordError, utc_now
+from services.serial_board import SerialBoard
+from services.speech import Speaker
 from vision.frame_source import CameraFault, FrameSource, OpenCVSource, Picamera2Source, SimulatedSource
 from vision.fusion import fuse
 from vision.reader import BallReader
@@ -96,6 +99,14 @@ class Appliance:
 
         self.mqtt = MqttLink(cfg.mqtt, cfg.device_id, self.record, self.engine.state, self._fault_payload,
                              self.request)
+        HomeAssistantDiscovery(cfg.mqtt.prefix, cfg.device_id, __version__,
+                               enabled=cfg.mqtt.home_assistant).attach(self.mqtt)
+        self.integrations = []  # wired boards and speech: fed the same calls as MQTT
+        if cfg.serial_board.enabled:
+            self.integrations.append(SerialBoard(cfg.serial_board))
+        if cfg.speech.enabled:
+            self.integrations.append(Speaker(cfg.speech))
+        self.observers.extend(i.observe for i in self.integrations)
         self.sensor: BallSensor | None = None
 
     # -- wiring helpers --------------------------------------------------------------------
@@ -339,5 +350,7 @@ class Appliance:
             self.sensor.close()
         self.camera.close()
         self.mqtt.stop(timeout=drain_s)
+        for integration in self.integrations:
+            integration.close()
         self.record.append("power_off", {"clean": True})
         self.record.close()

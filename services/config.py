@@ -16,6 +16,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from services.serial_board import SerialBoardConfig
+from services.speech import SpeechConfig
+
 
 class ConfigError(Exception):
     """A config file that cannot be used; the message is one line naming the key."""
@@ -130,10 +133,11 @@ class SimConfig(Section):
     chatter_edges: int = Field(20, ge=0, le=200)
     chatter_ms: float = Field(5, ge=0, le=100)
     hold_s: float = Field(0.6, ge=0, le=30, description="Time a ball stays in the holder after its call")
-    gap_s: float = Field(0.3, ge=0, le=30, description="Time between balls")
+    gap_s: float = Field(0.3, ge=0, le=86400, description="Time between balls")
 
 
 class Config(Section):
+    # Integrations keep their own config models beside their code.
     device_id: str = Field("ballreader", description="Device id in topics, [a-z0-9-]+")
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
     sensor: SensorConfig = Field(default_factory=SensorConfig)
@@ -143,6 +147,8 @@ class Config(Section):
     rules: RulesConfig = Field(default_factory=RulesConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     sim: SimConfig = Field(default_factory=SimConfig)
+    serial_board: SerialBoardConfig = Field(default_factory=SerialBoardConfig)
+    speech: SpeechConfig = Field(default_factory=SpeechConfig)
 
     @field_validator("device_id")
     @classmethod
