@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_SUBCOMMAND_MODULES = ("services.console_cli",)
+_SUBCOMMAND_MODULES = ("services.console_cli", "services.audit", "services.web.passwd")
 
 
 def main(argv: list[str] | None = None) -> int:
