@@ -262,3 +262,14 @@ def test_profile_and_time_zone_come_from_config(tmp_path, clock):
     assert engine.state()["device_id"] == "hall-2" and str(engine.tz) == NEW_YORK
     with pytest.raises(ValueError, match="unknown time zone"):
         DrawEngine(Record(tmp_path / "d.db"), timezone_name="Mars/Olympus")
+
+
+def test_ball_check_tally_is_pure_counting():
+    from services.ball_check import Sighting, tally
+
+    t = tally([Sighting(1), Sighting(1), Sighting(None, guess=7), Sighting(75, "console")])
+    assert t.seen == (1, 75) and t.duplicated == (1,) and t.unreadable == 1 and len(t.missing) == 73
+    assert not t.passed
+    assert tally(Sighting(n) for n in ALL_NUMBERS).passed
+    with pytest.raises(ValueError, match="not a ball number"):
+        tally([Sighting(76)])

@@ -179,5 +179,8 @@ def test_kill_9_at_random_moments_loses_and_doubles_nothing(tmp_path):
     assert changes[0] == ("game_announced", 1, "sim")
     assert all(by == BY for _, _, by in changes[1:]), changes
     assert sum(1 for kind, _, _ in changes if kind == "game_announced") >= 2
-    print(f"\npower loss: {KILLS} kills, {len(published)} calls in {len(changes)} game changes, "
-          f"{len(received)} seqs received, {checked} restarts compared")
+    by_sim = sum(1 for e in events if e.kind == "console_call" and e.data["by"] == "sim-caller")
+    by_camera = sum(1 for c in published if c["source"] == "camera")
+    print(f"\npower loss: {KILLS} kills, {len(published)} calls ({by_sim} confirmed by the simulated caller, "
+          f"{by_camera} read by the camera) in {len(changes)} game changes, {len(received)} seqs received, "
+          f"{checked} restarts compared")
