@@ -3,7 +3,10 @@ and the broker files it writes, loaded by a real mosquitto."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import socket
 import stat
 import subprocess
 import threading
@@ -102,7 +105,8 @@ def test_acl_names_the_configured_device(staged):
     _, root, _ = staged
     acl = (root / "etc/mosquitto/ballreader.acl").read_text()
     assert "topic readwrite bingo/hall-1/#" in acl
-    assert "@DEVICE_ID@" not in acl
+    assert "topic write homeassistant/device/bingo_hall_1/config" in acl
+    assert "@" not in acl
 
 
 def test_manifest_covers_the_installed_code(staged):
@@ -255,19 +259,24 @@ def connack(broker, username: str | None, password: str | None):
     return result["reason"]
 
 
-def test_broker_enforces_passwords_and_acl(staged, tmp_path):
-    _, root, _ = staged
+def staged_broker(root: Path, tmp_path: Path):
+    """A real mosquitto with the staged drop-in, ACL and password file (plus a board
+    and a console user), on a free loopback port instead of 1883."""
     passwd = tmp_path / "ballreader.passwd"
     shutil.copy(root / "etc/mosquitto/ballreader.passwd", passwd)
-    for user in ("board", "console"):
+    for user in ("board", "console", "homeassistant"):
         subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, f"{user}-pw"], check=True)
-    # The installed drop-in, on a free loopback port, pointing at the staged files.
     dropin = (root / "etc/mosquitto/conf.d/ballreader.conf").read_text()
     extra = "\n".join(line for line in dropin.splitlines() if not line.startswith("listener"))
     extra = extra.replace("/etc/mosquitto/ballreader.passwd", str(passwd))
     extra = extra.replace("/etc/mosquitto/ballreader.acl", str(root / "etc/mosquitto/ballreader.acl"))
     assert str(passwd) in extra and str(root) in extra
-    broker = start_mosquitto(tmp_path, extra_conf=extra)
+    return start_mosquitto(tmp_path, extra_conf=extra)
+
+
+def test_broker_enforces_passwords_and_acl(staged, tmp_path):
+    _, root, _ = staged
+    broker = staged_broker(root, tmp_path)
     app_password = (root / "etc/ballreader/credentials/mqtt-password").read_text().strip()
     publishers: list[Publisher] = []
     try:
@@ -295,7 +304,78 @@ def test_broker_enforces_passwords_and_acl(staged, tmp_path):
             n = len(board.messages)
             assert board.wait_for(lambda m: m.topic.endswith("/call"), after=n).payload == b"I17"
             assert [m.payload for m in board.messages if m.topic.endswith("/call")] == [b"B12", b"I17"]
+        # Home Assistant discovery: the appliance announces itself and no other device.
+        with Subscriber(broker, "homeassistant/device/#", username="homeassistant",
+                        password="homeassistant-pw") as home_assistant:
+            app.publish("homeassistant/device/bingo_hall_2/config", "not mine")
+            app.publish("homeassistant/device/bingo_hall_1/config", "mine")
+            assert home_assistant.wait_for().topic == "homeassistant/device/bingo_hall_1/config"
     finally:
         for p in publishers:
             p.close()
+        broker.kill()
+
+
+class NotifyListener:
+    """Reads the notify socket all the time, as systemd does, and keeps what it hears."""
+
+    def __init__(self, path: Path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.sock.settimeout(0.2)
+        self.heard: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            try:
+                message = self.sock.recv(4096).decode()
+            except TimeoutError:
+                continue
+            if message != "WATCHDOG=1" or "WATCHDOG=1" not in self.heard[-1:]:
+                self.heard.append(message)  # runs of pings kept as one
+
+    def close(self) -> list[str]:
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join()
+            self.sock.close()
+        return self.heard
+
+
+def test_installed_appliance_runs_as_systemd_starts_it(staged, tmp_path):
+    """The installed command, with the installed config, the credential handed over as
+    LoadCredential= does and a notify socket: calls reach a board through the ACL, and
+    systemd hears READY, WATCHDOG and STOPPING."""
+    _, root, _ = staged
+    broker = staged_broker(root, tmp_path)
+    notify = NotifyListener(tmp_path / "notify.sock")
+    # Only what a machine without a camera needs differs: the simulated camera, no web page.
+    config = tmp_path / "ballreader.toml"
+    config.write_text((root / "etc/ballreader/ballreader.toml").read_text()
+                      .replace('kind = "picamera2"', 'kind = "sim"')
+                      .replace("[web]\n", "[web]\nenabled = false\n"))
+    env = dict(os.environ, CREDENTIALS_DIRECTORY=str(root / "etc/ballreader/credentials"),
+               NOTIFY_SOCKET=str(tmp_path / "notify.sock"), WATCHDOG_USEC="30000000")
+    try:
+        with Subscriber(broker, "bingo/#", username="board", password="board-pw") as board:
+            done = subprocess.run(
+                [str(root / "opt/ballreader/venv/bin/ballreader"), "run", "--config", str(config),
+                 "--sim", "--balls", "3", "--seed", "5", "--mqtt", broker.url,
+                 "--record", str(tmp_path / "record.db")],
+                env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+            assert done.returncode == 0, done.stdout + done.stderr
+            calls = []
+            while len(calls) < 3:
+                message = board.wait_for(lambda m: m.topic == "bingo/hall-1/call", after=len(board.messages))
+                calls.append(json.loads(message.payload))
+        assert [c["index"] for c in calls] == [1, 2, 3]
+        assert calls[0]["seq"] < calls[1]["seq"] < calls[2]["seq"]
+        heard = notify.close()
+        assert "READY=1" in heard and "WATCHDOG=1" in heard and "STOPPING=1" in heard, heard
+        assert heard.index("READY=1") < heard.index("STOPPING=1")
+    finally:
+        notify.close()
         broker.kill()
