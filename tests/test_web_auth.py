@@ -299,3 +299,14 @@ def test_ball_check_goes_through_the_command_table(site):
     assert [e["by"] for e in _events(site, "ball_check_started")] == ["technician"]
     again = client.post("/api/ball-check", json={"action": "finish"}, headers=headers)
     assert again.status_code == 409 and "no ball check is running" in again.json()["error"]
+
+
+def test_cpu_temperature_from_the_kernel_thermal_zones(tmp_path):
+    from services.web.status import cpu_temperature_c
+
+    assert cpu_temperature_c(tmp_path) is None  # a machine that reports none
+    for name, kind, milli in (("thermal_zone0", "acpitz", "30000"), ("thermal_zone1", "cpu-thermal", "48312")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "type").write_text(kind + "\n")
+        (tmp_path / name / "temp").write_text(milli + "\n")
+    assert cpu_temperature_c(tmp_path) == 48.3  # the CPU's zone, not the first one

@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from services.web import calibration, mjpeg, status
-from services.web.auth import Auth, _AuthMiddleware
+from services.web.auth import Auth, AuthMiddleware
 from services.web.calibration import ConfigSaver, Refused
 from services.web.passwd import ensure_password, password_path
 
@@ -185,7 +185,7 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
         routes += board_routes(appliance, auth)
     routes.append(Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"))
 
-    app = Starlette(routes=routes, middleware=[Middleware(_SecurityHeaders), Middleware(_AuthMiddleware, auth=auth)])
+    app = Starlette(routes=routes, middleware=[Middleware(_SecurityHeaders), Middleware(AuthMiddleware, auth=auth)])
     app.state.auth = auth
     app.state.appliance = appliance
     return app

@@ -44,6 +44,9 @@ SESSION_COOKIE = "ballreader_session"
 LOGIN_COOKIE = "ballreader_login"  # double-submit token of the login form itself
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 MAX_FORM_BYTES = 64 * 1024
+LOGIN_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+                                            "form-action 'self'; base-uri 'none'",
+                 "Cache-Control": "no-store"}
 
 
 @dataclass
@@ -177,7 +180,7 @@ class Auth:
         nxt = _safe_next(nxt or request.query_params.get("next") or "/")
         response = templates.TemplateResponse(
             request, "login.html", {"login_csrf": token, "next": nxt, "message": message},
-            status_code=status, headers=headers)
+            status_code=status, headers={**LOGIN_HEADERS, **(headers or {})})
         _set_cookie(response, request, LOGIN_COOKIE, token, max_age=3600)
         return response
 
@@ -213,13 +216,10 @@ class Auth:
         response.delete_cookie(LOGIN_COOKIE, path="/")
         return response
 
-    # -- the middleware --------------------------------------------------------------------
-    def middleware(self, app):
-        return _AuthMiddleware(app, self)
 
-
-class _AuthMiddleware:
-    """Pure ASGI, so a form body read for its CSRF field can be handed on unchanged."""
+class AuthMiddleware:
+    """Login and CSRF for every route that is not public: `Middleware(AuthMiddleware, auth=auth)`.
+    Pure ASGI, so a form body read for its CSRF field can be handed on unchanged."""
 
     def __init__(self, app, auth: Auth) -> None:
         self.app, self.auth = app, auth
