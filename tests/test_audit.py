@@ -66,7 +66,8 @@ def record_path(tmp_path) -> Path:
 
 
 def audit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "services.audit", *args], cwd=ROOT, capture_output=True,
+    """`ballreader audit ...`, as a real process."""
+    return subprocess.run([sys.executable, "-m", "services.cli", "audit", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 
