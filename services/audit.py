@@ -185,14 +185,3 @@ def export_command(args: argparse.Namespace) -> int:
         return 1
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m services.audit verify|export ...` until the `ballreader` command has `audit`."""
-    parser = argparse.ArgumentParser(prog="ballreader")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["audit", *(argv if argv is not None else sys.argv[1:])])
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
