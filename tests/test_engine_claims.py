@@ -66,7 +66,8 @@ def test_winners_on_the_same_call_share_and_a_late_claim_is_told_apart(engine):
     call(engine, 1, 16, 31, 46, 61)   # ... A and B cover row 1 on call 10, the cookie jar number
     assert ok(engine, "claim", by="anne") == {"game": 1, "at_index": 10}
     assert engine.state()["game"]["status"] == "claims"
-    assert execute(engine, "manual_call", {"ball": 70})["error"] == "calling is paused while a claim is checked in game 1"
+    paused = execute(engine, "manual_call", {"ball": 70})
+    assert paused["error"] == "calling is paused while a claim is checked in game 1"
     assert engine.on_reading(70, 0.9995, "commit", 5).decision == "refused"
 
     a = ok(engine, "verify_card", serial="A-1")
@@ -144,7 +145,8 @@ def test_winners_are_determined_the_same_day(tmp_path, clock):
     engine.new_game("any_line", all_balls_in_blower=True)  # 23:50
     call(engine, 1, 16, 31, 46, 61)
     clock.t += timedelta(minutes=20)  # past midnight
-    with pytest.raises(Refused, match=r"^house rule: winners are determined on the day the game is played \(2026-12-02\)"):
+    with pytest.raises(Refused, match=r"^house rule: winners are determined on the day the game is played "
+                                      r"\(2026-12-02\)"):
         engine.claim()
     assert execute(engine, "verify_card", {"serial": "A-1"})["status"] == "error"
     engine.end_game()
