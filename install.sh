@@ -129,15 +129,27 @@ apt_packages() {
         [ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)" = installed ] || missing+=("$pkg")
     done
     [ ${#missing[@]} = 0 ] && return 0
+    # Off Raspberry Pi OS there is no python3-picamera2 (camera.kind "opencv" still works):
+    # when it is all that is missing and apt does not know it, there is nothing to do.
+    if [ "${missing[*]}" = python3-picamera2 ] && ! apt_knows python3-picamera2; then
+        say "warning: python3-picamera2 is not in apt here (not Raspberry Pi OS?), skipping it"
+        return 0
+    fi
     live apt-get update
-    if [ "$STAGING" = 0 ] && ! apt-cache show python3-picamera2 >/dev/null 2>&1; then
-        # Not a Raspberry Pi OS: no Pi camera; camera.kind "opencv" still works.
-        say "warning: python3-picamera2 is not in apt here, skipping it"
+    if ! apt_knows python3-picamera2; then
+        say "warning: python3-picamera2 is not in apt here (not Raspberry Pi OS?), skipping it"
         local keep=()
         for pkg in "${missing[@]}"; do [ "$pkg" = python3-picamera2 ] || keep+=("$pkg"); done
         missing=("${keep[@]}")
+        [ ${#missing[@]} = 0 ] && return 0
     fi
     live env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+apt_knows() { # PACKAGE: apt has a version of it to install
+    local policy
+    policy=$(apt-cache policy "$1" 2>/dev/null || true)
+    [[ "$policy" =~ Candidate:\ [^\(] ]]
 }
 
 system_user() {
