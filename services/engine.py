@@ -71,6 +71,7 @@ class Occasion:
     id: int
     started_at: str  # when it was opened
     games: int = 0  # games started
+    announced: int = 0  # games announced: games are numbered from 1 in each occasion
     event_started_at: str | None = None  # the clock of the occasion's time limit
     ball_check: BallCheck | None = None  # the running or last check
     ball_check_passed: bool = False
@@ -128,7 +129,6 @@ class DrawEngine:
         self._lock = threading.RLock()
         self.occasion: Occasion | None = None
         self.game: Game | None = None
-        self.last_game_number = 0
         self.last_occasion_id = 0
         self.last_ball_check = 0
         self.last_seq = 0
@@ -206,7 +206,8 @@ class DrawEngine:
             case "game_announced":
                 self.game = Game(d["game"], d["pattern"], d.get("prize", ""), d.get("kind", "regular"),
                                  d.get("prize_cents"), d.get("count"))
-                self.last_game_number = d["game"]
+                if occ:
+                    occ.announced = d["game"]
                 if d.get("prize_cents") is not None:
                     if occ:
                         occ.prizes_cents += d["prize_cents"]
@@ -403,7 +404,7 @@ class DrawEngine:
         if kind == "cookie_jar":
             self._emit("cookie_jar_drawn", data, frame_jpeg)
         else:
-            self._emit("predraw", {**data, "for_game": self.last_game_number + 1}, frame_jpeg)
+            self._emit("predraw", {**data, "for_game": occ.announced + 1}, frame_jpeg)
 
     def _draw_answer(self, kind: str) -> dict[str, Any]:
         occ = self.occasion
@@ -435,7 +436,7 @@ class DrawEngine:
             self._check("new_game", rules.check_announced_prize(self.profile, prize=prize), by)
             self._check_prize(prize_cents, now, by)
             self._blocking_fault("new_game", by)
-            number = self.last_game_number + 1
+            number = occ.announced + 1
             self._emit("game_announced", {"game": number, "occasion": occ.id, "pattern": pattern, "prize": prize,
                                           "prize_cents": prize_cents, "kind": kind, "count": count, "by": by})
             self._emit("game_started", {"game": number, "all_balls_in_blower": True, "by": by})

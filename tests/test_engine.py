@@ -159,3 +159,23 @@ def test_a_record_that_cannot_be_written_answers_an_error(engine):
     response = execute(engine, "manual_call", {"ball": 5})
     assert response["status"] == "error" and "database" in response["error"]
     assert engine.state()["game"]["called"] == []  # nothing applied that is not on disk
+
+
+def test_games_are_numbered_within_the_occasion(tmp_path, engine):
+    engine.manual_call(5)
+    engine.end_game()
+    engine.end_occasion()
+    engine.new_occasion()
+    assert engine.new_game("four_corners", all_balls_in_blower=True) == {"game": 1}
+    assert engine.manual_call(5)["seq"] == 2  # seq goes on; only the game number starts again
+
+
+def test_a_power_cut_between_announcing_and_starting_leaves_the_game_announced(tmp_path, engine):
+    engine.end_game()
+    # As if the power went after the announcement reached the disk and before the start did.
+    engine.record.append("game_announced", {"game": 2, "occasion": 1, "pattern": engine.game.pattern,
+                                            "prize": "$5", "kind": "regular", "by": "anne"})
+    again = DrawEngine(Record(tmp_path / "r.db"))
+    assert again.state()["game"]["status"] == "announced" and again.state()["game"]["number"] == 2
+    assert again.on_reading(7, 0.9995, "commit", 5).decision == "refused"  # it does not start by itself
+    assert again.new_game("any_line", all_balls_in_blower=True) == {"game": 3}
