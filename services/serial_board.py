@@ -6,9 +6,10 @@ Placeholders: {ball} {letter} {number} {game} {index} {seq} {prize} {pattern}, w
 format specs ({number:02d}). Escapes in the template: \\xHH, \\r, \\n, \\t, \\0, \\\\.
 
 The board keeps the balls it shows: a repeated call changes nothing, a void unlights its
-ball, a state message catches up what was missed, and a new game number clears the board. Writes happen on a worker thread, so a
-slow or unplugged board never holds up a call; a write error is logged and kept in
-`last_error` (a board fault, not an appliance fault: calls go on).
+ball, a state message catches up what was missed, and a new game number clears the board.
+Writes happen on a worker thread, so a slow or unplugged board never holds up a call. A
+board that is missing or fails is reported (`last_error`, `on_fault`) and opened again with
+the next message, and then repainted whole: calling never waits for it.
 """
 from __future__ import annotations
 
@@ -94,14 +95,19 @@ class SerialBoardConfig(BaseModel):
 
 
 class SerialBoard:
-    def __init__(self, config: SerialBoardConfig, link_factory: Callable[..., Any] = PySerialLink) -> None:
+    def __init__(self, config: SerialBoardConfig, link_factory: Callable[..., Any] = PySerialLink,
+                 on_fault: Callable[[str | None], None] | None = None) -> None:
+        """`on_fault(message)` is called when the board cannot be written, `on_fault(None)`
+        when it can again (for a fault that does not stop calling)."""
         self.config = config
-        self.link = link_factory(config.port, baudrate=config.baudrate, parity=config.parity,
-                                 bytesize=config.bytesize, stopbits=config.stopbits,
-                                 timeout=config.write_timeout_s)
+        self._link_factory = link_factory
+        self.link = None  # opened by the writer, so a missing board never stops the start
+        self.on_fault = on_fault or (lambda message: None)
         self.game: int | None = None
         self.shown: list[str] = []  # balls lit on the board for this game, in call order
         self.last_error: str | None = None
+        self._game_fields: dict[str, Any] = {}
+        self._lost = False  # a write failed: the board must be repainted once it answers
         self._lock = threading.Lock()
         self._queue: queue.Queue[bytes | None] = queue.Queue()
         self._worker = threading.Thread(target=self._write_loop, name="serial-board", daemon=True)
@@ -158,6 +164,7 @@ class SerialBoard:
 
     def _start_game(self, number: int, extra: dict[str, Any]) -> None:
         self.game = number
+        self._game_fields = {"game": number, **extra}
         self.shown = []
         self.clear()
         self._send(self.config.new_game, {"game": number, **extra})
@@ -170,18 +177,55 @@ class SerialBoard:
             log.warning("flashboard: %s", self.last_error)
 
     # -- the port ---------------------------------------------------------------------------
+    def _open(self) -> None:
+        c = self.config
+        self.link = self._link_factory(c.port, baudrate=c.baudrate, parity=c.parity, bytesize=c.bytesize,
+                                       stopbits=c.stopbits, timeout=c.write_timeout_s)
+
+    def _repaint(self) -> bytes:
+        """Everything the board should show now: after it was away it may show anything."""
+        with self._lock:
+            if self.game is None:
+                return render(self.config.clear, {"game": 0}, self.config.encoding)
+            parts = [render(self.config.clear, self._game_fields, self.config.encoding),
+                     render(self.config.new_game, self._game_fields, self.config.encoding)]
+            parts += [render(self.config.call, {**self._fields(ball, self.game), "index": i}, self.config.encoding)
+                      for i, ball in enumerate(self.shown, start=1)]
+            return b"".join(parts)
+
     def _write_loop(self) -> None:
         while (data := self._queue.get()) is not None:
             try:
+                if self.link is None:
+                    self._open()
+                if self._lost:
+                    # The repaint already holds what `data` would have changed.
+                    data = self._repaint()
                 self.link.write(data)
-                self.last_error = None
+                self._lost = False
+                if self.last_error is not None:
+                    self.last_error = None
+                    self.on_fault(None)
             except SerialPortError as e:
-                # The board is missing or stuck: say so, keep going with the next message.
+                # Missing, unplugged or stuck: say so once, drop the port so the next
+                # message opens it again, and keep calling.
+                self._lost = True
+                self._close_link()
+                if str(e) != self.last_error:
+                    log.warning("flashboard: %s", e)
+                    self.on_fault(str(e))
                 self.last_error = str(e)
-                log.warning("flashboard: %s", e)
             finally:
                 self._queue.task_done()
         self._queue.task_done()
+
+    def _close_link(self) -> None:
+        if self.link is not None:
+            try:
+                self.link.close()
+            except (SerialPortError, OSError):
+                pass
+            self.link = None
 
     def flush(self) -> None:
         """Wait until everything queued has been written (or failed)."""
@@ -190,4 +234,4 @@ class SerialBoard:
     def close(self) -> None:
         self._queue.put(None)
         self._worker.join(timeout=5)
-        self.link.close()
+        self._close_link()

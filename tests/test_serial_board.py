@@ -92,6 +92,8 @@ def test_port_framing_from_the_config_is_applied_to_the_port(pty_pair):
     board = SerialBoard(SerialBoardConfig(enabled=True, port=path, baudrate=4800, parity="E", bytesize=7,
                                           stopbits=2), link_factory=open_link)
     try:
+        board.clear()  # the port is opened for the first message
+        board.flush()
         assert opened == {"url": path, "baudrate": 4800, "parity": "E", "bytesize": 7, "stopbits": 2,
                           "timeout": 1.0}
         # What a Linux pty keeps of it (it forces 8 bits, no parity): speed and stop bits.
@@ -104,11 +106,28 @@ def test_port_framing_from_the_config_is_applied_to_the_port(pty_pair):
         board.close()
 
 
-def test_a_missing_port_is_an_error_at_start_not_a_hang():
-    from firmware.serial_port import SerialPortError
-
-    with pytest.raises(SerialPortError):
-        SerialBoard(SerialBoardConfig(enabled=True, port="/dev/no-such-board"))
+def test_a_missing_board_is_reported_then_repainted_when_it_appears(pty_pair, tmp_path):
+    board_fd, path, _ = pty_pair
+    port = tmp_path / "ttyBOARD"  # not there yet: the board is unplugged at start
+    faults = []
+    board = SerialBoard(SerialBoardConfig(enabled=True, port=str(port), call="+{ball}\\n", void="-{ball}\\n",
+                                          clear="C\\n", new_game="G{game}\\n"), on_fault=faults.append)
+    try:
+        board.on_call(call(1, "B7", 7))
+        board.on_call(call(2, "B8", 8, index=2))
+        board.flush()
+        assert board.last_error and "cannot open" in board.last_error
+        assert len(faults) == 1  # reported once, not once per message
+        port.symlink_to(path)  # plugged in
+        board.on_call(call(3, "B7", 7, event_type="voided", voids_seq=1))
+        board.flush()
+        # Everything it missed, as it should look now: cleared, game 1, B8 lit (B7 was voided).
+        expected = b"C\nG1\n+B8\n"
+        assert read_exactly(board_fd, len(expected)) == expected
+        assert select.select([board_fd], [], [], 0.2)[0] == []
+        assert board.last_error is None and faults[-1] is None
+    finally:
+        board.close()
 
 
 def test_templates_are_checked_when_the_config_is_loaded():
@@ -131,12 +150,15 @@ def test_escapes_are_read_in_the_template_only():
 
 def test_an_unplugged_board_is_reported_and_calls_go_on():
     board_fd, port_fd = os.openpty()
-    board = SerialBoard(SerialBoardConfig(enabled=True, port=os.ttyname(port_fd)))
+    board = SerialBoard(SerialBoardConfig(enabled=True, port=os.ttyname(port_fd), clear="C"))
     try:
+        board.clear()
+        board.flush()
+        assert read_exactly(board_fd, 1) == b"C"  # the board was there
         os.close(board_fd)  # the far end is gone: writes fail
         board.on_call(call(1, "B7", 7))
         board.flush()
-        assert board.last_error and "cannot write" in board.last_error
+        assert board.last_error and "cannot" in board.last_error
         board.on_call(call(2, "B8", 8, index=2))  # still accepted, still reported
         board.flush()
         assert board.shown == ["B7", "B8"]
