@@ -37,8 +37,8 @@ class Running:
     def __init__(self, tmp: Path) -> None:
         self.broker = start_mosquitto(tmp)
         self.sub = Subscriber(self.broker, f"bingo/{DEVICE}/sim/drawn", f"bingo/{DEVICE}/call")
-        # Each ball stays in the holder 8 s after its call: time for a test read of it.
-        config = {"web": {"enabled": True, "port": 0}, "sim": {"hold_s": 8, "chatter_edges": 4}}
+        # Each ball stays in the holder 6 s after its call: time for test reads of it.
+        config = {"web": {"enabled": True, "port": 0}, "sim": {"hold_s": 6, "chatter_edges": 4}}
         self.proc = start_appliance(tmp, self.broker, "--sim", "--seed", "3", device_id=DEVICE, config=config)
         self.config_path = tmp / "ballreader.toml"
         self.base, self.password = self._from_log()
@@ -241,40 +241,37 @@ def test_forged_cross_site_post_is_refused(page, running, output_dir):
     expect(page.locator("h1")).to_have_text("Status")  # still logged in, nothing else happened
 
 
-def _held_camera_ball(running: Running, seen_calls: int) -> str:
-    """Wait for a ball the camera called that is still the one in the holder; its name."""
+def _held_ball(running: Running, after_draws: int) -> tuple[str, int]:
+    """Wait for a ball drawn after the first `after_draws` that has been called and is still
+    in the holder; its name and the number of draws so far."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        calls = running.messages("call")[seen_calls:]
         drawn = running.messages("drawn")
-        camera = [c for c in calls if c["source"] == "camera"]
-        if camera and drawn and camera[-1]["ball"] == drawn[-1]["ball"]:
-            return camera[-1]["ball"]
+        calls = running.messages("call")
+        if len(drawn) > after_draws and calls and calls[-1]["ball"] == drawn[-1]["ball"]:
+            return drawn[-1]["ball"], len(drawn)
         time.sleep(0.2)
-    raise AssertionError("no ball called from the camera within 90 s")
+    raise AssertionError(f"no ball called within 90 s after draw {after_draws}")
 
 
 def _read_named(page: Page, truth: str, changed) -> dict | None:
-    """Test reads until one names a ball (single frames: the reader may be unsure of one,
-    never wrong). None when the ball in the holder changed meanwhile."""
-    reading = {}
-    for _ in range(5):
+    """Test reads until one names a ball: the reader may be unsure of a ball (a pose that
+    hides its print), never wrong. None when it stays unsure or the ball changed meanwhile."""
+    for _ in range(3):
         reading = _test_read(page)
         if reading["ball"] is not None and reading["ball"] != truth and changed():
             return None
         assert reading["ball"] in (None, truth), (reading, truth)
         if reading["ball"]:
             return reading
-    return None if changed() else reading
+    return None
 
 
 def test_drag_region_and_test_read_show_the_true_ball(page, running, output_dir):
     page.goto(running.base + "/calibrate", wait_until="domcontentloaded")
-    seen_calls = 0
-    for attempt in range(3):  # a new draw in the middle starts again with the next ball
-        truth = _held_camera_ball(running, seen_calls)
-        draws = len(running.messages("drawn"))
-        seen_calls = len(running.messages("call"))
+    draws = 0
+    for attempt in range(8):  # a ball the reader is unsure of, or that leaves meanwhile: the next one
+        truth, draws = _held_ball(running, draws)
         changed = lambda: len(running.messages("drawn")) != draws  # noqa: E731
         page.click("#no-region")
         reading = _read_named(page, truth, changed)
@@ -315,4 +312,4 @@ def test_drag_region_and_test_read_show_the_true_ball(page, running, output_dir)
         assert edited["ball"] == truth, (edited, truth)
         _shot(page, output_dir, "calibrate")
         return
-    raise AssertionError("the ball in the holder changed during every attempt")
+    raise AssertionError("no test read named the ball in the holder in 8 balls")
