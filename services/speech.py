@@ -59,9 +59,12 @@ class SpeechConfig(BaseModel):
 
 class Speaker:
     def __init__(self, config: SpeechConfig,
-                 run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> None:
+                 run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+                 on_fault: Callable[[str | None], None] | None = None) -> None:
+        """`on_fault(message)` when a call could not be spoken, `on_fault(None)` once one is again."""
         self.config = config
         self._run = run
+        self.on_fault = on_fault or (lambda message: None)
         self.last_seq = 0
         self.spoken = 0
         self.last_error: str | None = None
@@ -101,11 +104,16 @@ class Speaker:
                     self._run(self.command_for(text, label), check=True, capture_output=True,
                               timeout=self.config.timeout_s)
                 self.spoken += 1
-                self.last_error = None
+                if self.last_error is not None:
+                    self.last_error = None
+                    self.on_fault(None)
             except (OSError, subprocess.SubprocessError) as e:
                 # No sound is a fault to report, never a reason to stop calling.
+                first = self.last_error is None
                 self.last_error = f"cannot speak {text!r}: {e}"
                 log.warning("speech: %s", self.last_error)
+                if first:
+                    self.on_fault(self.last_error)
             finally:
                 self._queue.task_done()
         self._queue.task_done()

@@ -83,18 +83,22 @@ def test_on_call_returns_while_the_speaker_is_still_busy():
 
 
 def test_a_missing_speech_program_is_reported_and_later_calls_still_spoken(tmp_path):
-    speaker = Speaker(SpeechConfig(enabled=True, command=str(tmp_path / "no-espeak"), wav_dir=tmp_path))
+    faults = []
+    speaker = Speaker(SpeechConfig(enabled=True, command=str(tmp_path / "no-espeak"), wav_dir=tmp_path),
+                      on_fault=faults.append)
     try:
         speaker.on_call(call(1, 12))
+        speaker.on_call(call(2, 14))
         speaker.flush()
-        assert "cannot speak 'B, twelve'" in speaker.last_error
+        assert "cannot speak 'B, fourteen'" in speaker.last_error
+        assert len(faults) == 1 and "cannot speak 'B, twelve'" in faults[0]  # reported once
         speaker.config = SpeechConfig(enabled=True, wav_dir=tmp_path)
-        speaker.on_call(call(2, 13))
+        speaker.on_call(call(3, 13))
         speaker.flush()
     finally:
         speaker.close()
-    assert speaker.last_error is None
-    assert (tmp_path / "2-B13.wav").stat().st_size > 1000
+    assert speaker.last_error is None and faults[-1] is None
+    assert (tmp_path / "3-B13.wav").stat().st_size > 1000
 
 
 def test_calls_and_voids_from_the_real_engine_are_spoken(tmp_path):
