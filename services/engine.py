@@ -142,10 +142,18 @@ class DrawEngine:
 
     @classmethod
     def from_config(cls, record: Record, cfg, **kwargs: Any) -> DrawEngine:
-        """The engine for an appliance config: its rule profile, time zone and device id."""
-        profile = rules.load_profile(cfg.rules.profile, cfg.rules.overrides)
-        return cls(record, profile=profile, timezone_name=cfg.rules.timezone, device_id=cfg.device_id,
-                   **kwargs)
+        """The engine for an appliance config: its rule profile, time zone and device id.
+
+        A bad profile, override or time zone raises ConfigError naming it (the start stops).
+        """
+        from services.config import ConfigError
+
+        try:
+            profile = rules.load_profile(cfg.rules.profile, cfg.rules.overrides)
+            return cls(record, profile=profile, timezone_name=cfg.rules.timezone, device_id=cfg.device_id,
+                       **kwargs)
+        except ValueError as e:
+            raise ConfigError(f"rules: {e}") from None
 
     # -- time ------------------------------------------------------------------------------
     def _local(self, moment: datetime | str) -> datetime:

@@ -262,6 +262,14 @@ def test_profile_and_time_zone_come_from_config(tmp_path, clock):
     assert engine.state()["device_id"] == "hall-2" and str(engine.tz) == NEW_YORK
     with pytest.raises(ValueError, match="unknown time zone"):
         DrawEngine(Record(tmp_path / "d.db"), timezone_name="Mars/Olympus")
+    from services.config import ConfigError
+
+    bad = parse_config({"rules": {"profile": "delaware", "overrides": {"max_gamez": 3}}})
+    with pytest.raises(ConfigError, match="rules: rule profile 'delaware': unknown rule setting 'max_gamez'"):
+        DrawEngine.from_config(Record(tmp_path / "e.db"), bad)
+    bad = parse_config({"rules": {"profile": "missouri", "timezone": "America/Springfield"}})
+    with pytest.raises(ConfigError, match="rules: unknown time zone 'America/Springfield'"):
+        DrawEngine.from_config(Record(tmp_path / "f.db"), bad)
 
 
 def test_ball_check_tally_is_pure_counting():
