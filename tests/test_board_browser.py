@@ -12,6 +12,7 @@ with the simulated camera (the only stand-in, for the hardware) looking at one b
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import socket
@@ -425,8 +426,9 @@ def test_console_confirms_an_unsure_ball_showing_its_frame(tmp_path, mosquitto, 
         "web": {"enabled": True, "port": port, "password_file": str(_password_file(tmp_path))},
     })
     appliance = Appliance(cfg)
-    # The hardware edge: a camera looking at one ball, I16, in the holder.
-    scene = random_scene(16, np.random.default_rng(5))
+    # The hardware edge: a camera looking at one ball, I16, in the holder, its print turned
+    # well away from the lens, as a ball that needs a person's eyes.
+    scene = dataclasses.replace(random_scene(16, np.random.default_rng(5)), turned_deg=62.0, _cache={})
     appliance.camera = SimulatedSource(lambda: scene, seed=5, fps=cfg.camera.fps)
     appliance.camera.open()
     appliance.mqtt.start()
