@@ -288,8 +288,11 @@ def test_ball_check_goes_through_the_command_table(site):
     site.appliance.request("new_occasion", {"by": "test"})
     started = client.post("/api/ball-check", json={"action": "start"}, headers=headers)
     assert started.status_code == 200, started.text
-    for ball in ("B1", "B1", "N40"):  # entered as a console would, for balls the reader could not read
-        site.appliance.request("ball_check", {"action": "ball", "ball": ball, "by": "test"})
+    for ball in ("B1", "B1", "N40"):  # entered by hand, for balls the reader could not read
+        r = client.post("/api/ball-check", json={"action": "ball", "ball": ball}, headers=headers)
+        assert r.status_code == 200, r.text
+    bad = client.post("/api/ball-check", json={"action": "ball", "ball": "X99"}, headers=headers)
+    assert bad.status_code == 409 and "ball" in bad.json()["error"]
     check = client.get("/api/ball-check").json()["result"]
     states = {b["ball"]: b["state"] for b in check["balls"]}
     assert (states["B1"], states["N40"], states["O75"]) == ("duplicated", "seen", "missing")

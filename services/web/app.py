@@ -155,11 +155,15 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
         return calibration.set_camera_controls(appliance, data)
 
     def ball_check_action(request: Request, data: Any) -> dict[str, Any]:
-        action = data.get("action") if isinstance(data, dict) else None
-        if action not in ("start", "finish"):
-            raise Refused(400, "action must be start or finish")
+        data = data if isinstance(data, dict) else {}
+        action = data.get("action")
+        if action not in ("start", "finish", "ball"):
+            raise Refused(400, "action must be start, finish or ball")
+        payload = {"action": action, "by": _user(request)}
+        if action == "ball":  # a ball the reader could not read, entered by hand
+            payload["ball"] = data.get("ball")
         # Through the one command table, like MQTT requests.
-        answer = appliance.request("ball_check", {"action": action, "by": _user(request)})
+        answer = appliance.request("ball_check", payload)
         if answer["status"] != "ok":
             raise Refused(409, answer["error"])
         return answer["result"]

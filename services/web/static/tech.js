@@ -165,6 +165,13 @@ function initBallCheck() {
   }
   start.addEventListener("click", () => act("start", "Ball check started: pass every ball in front of the reader."));
   finish.addEventListener("click", () => act("finish", "Ball check finished: the result is in the record."));
+  document.getElementById("enter-ball").addEventListener("submit", async event => {
+    event.preventDefault();
+    const input = document.getElementById("ball-by-hand");
+    const answer = await Tech.call("POST", "/api/ball-check", { action: "ball", ball: input.value.trim() });
+    if (answer.status === "ok") { Tech.say(message, input.value.trim().toUpperCase() + " entered.", "ok"); input.value = ""; }
+    else Tech.say(message, "Not entered: " + answer.error, "error");
+  });
   Tech.poll("/api/ball-check", check => {
     const labels = { none: "no check yet", running: "running", passed: "passed", failed: "FAILED: balls missing or duplicated" };
     start.disabled = !check.available || check.status === "running";
