@@ -475,7 +475,7 @@ def _events(chunk: bytes) -> list[tuple[str, dict]]:
     return found
 
 
-def test_live_feed_sends_state_first_and_resyncs_a_client_that_falls_behind(tmp_path):
+def test_live_feed_sends_state_first_and_resyncs_a_client_that_falls_behind(tmp_path, monkeypatch):
     import asyncio
     from types import SimpleNamespace
 
@@ -499,6 +499,11 @@ def test_live_feed_sends_state_first_and_resyncs_a_client_that_falls_behind(tmp_
         stream = feed.stream(None)
         first = _events(await stream.__anext__())
         assert [kind for kind, _ in first] == ["state"] and first[0][1]["game"] is None
+        # The public feed has a bound on open pages; one more is turned away, not queued.
+        monkeypatch.setattr(live, "MAX_CLIENTS", 1)
+        assert (await feed.endpoint(None)).status_code == 503
+        monkeypatch.setattr(live, "MAX_CLIENTS", 2)
+        assert (await feed.endpoint(None)).status_code == 200
 
         # A caller makes many calls from another thread while this client reads nothing.
         def caller():

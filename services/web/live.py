@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ PING_S = 5.0  # the pages call themselves stale after about two missed pings
 QUEUE_SIZE = 100  # events a client may lag behind before it is resynced with the state
 RETRY_MS = 1000  # how soon a browser's EventSource reconnects after a drop
 STOP_POLL_S = 1.0  # how often an open stream looks whether the appliance is stopping
+MAX_CLIENTS = 64  # the feed is public on the hall's network: a bound on what it may cost
 
 _RESYNC = object()  # in a client's queue: "you lost events, send the whole state"
 
@@ -102,6 +103,8 @@ class LiveFeed:
         finally:
             self._clients.discard(q)
 
-    async def endpoint(self, request: Request) -> StreamingResponse:
+    async def endpoint(self, request: Request) -> Response:
+        if len(self._clients) >= MAX_CLIENTS:
+            return Response("too many live pages open", status_code=503, headers={"Retry-After": "10"})
         return StreamingResponse(self.stream(request), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
