@@ -148,9 +148,18 @@ class Appliance:
                 log.exception("observer failed on %s", kind)
 
     def apply_config(self, cfg: Config) -> None:
-        """Take a validated config from the web page: the reader's region and sensor timing now."""
+        """Take a validated config from the web page: the reader's region and camera controls now."""
         self.cfg = cfg
         self.reader = BallReader(region=self._region())
+        self._apply_camera_controls()
+
+    def _apply_camera_controls(self) -> None:
+        wanted = {k: v for k, v in (("exposure_us", self.cfg.camera.exposure_us), ("gain", self.cfg.camera.gain))
+                  if v is not None}
+        try:
+            self.camera.set_controls(**wanted)
+        except (ValueError, CameraFault) as e:
+            log.warning("camera controls not applied: %s", e)
 
     def request(self, command: str, payload: bytes | str | dict | None) -> dict[str, Any]:
         """Every command, from MQTT or the web pages, goes through here."""
@@ -268,6 +277,7 @@ class Appliance:
         findings = [selftest.check_code(selftest.default_manifest()), selftest.check_record(self.record)]
         try:
             self.camera.open()
+            self._apply_camera_controls()
             findings.append(selftest.check_camera(self.camera, self.cfg.camera.frame_timeout_s))
         except CameraFault as e:
             findings.append(selftest.Finding(CAMERA_FAULT, str(e)))

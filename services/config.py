@@ -123,7 +123,7 @@ class RulesConfig(Section):
 
 
 class WebConfig(Section):
-    enabled: bool = False
+    enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535, description="0 = any free port (it is logged)")
     password_file: Path | None = Field(None, description="Hashed technician password (default beside the record)")

@@ -25,7 +25,9 @@ def start_appliance(tmp_path: Path, broker, *args: str, device_id: str = "t1",
                     config: dict[str, Any] | None = None, record: Path | None = None,
                     log_name: str = "appliance.log") -> subprocess.Popen:
     """`ballreader run` against `broker`, with its record in tmp_path; output to a log file."""
-    cfg_path = write_config(tmp_path / "ballreader.toml", config or {})
+    config = dict(config or {})
+    config.setdefault("web", {"port": 0})  # any free port: appliances of other tests may still be up
+    cfg_path = write_config(tmp_path / "ballreader.toml", config)
     record = record or tmp_path / "record.db"
     cmd = [sys.executable, "-m", "services.cli", "run", "--config", str(cfg_path),
            "--mqtt", broker.url, "--device-id", device_id, "--record", str(record), *args]

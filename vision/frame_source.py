@@ -170,14 +170,16 @@ class OpenCVSource(ThreadedSource):
             return small, frame
         return frame, frame
 
+    _PROPS = {"exposure_us": cv2.CAP_PROP_EXPOSURE, "gain": cv2.CAP_PROP_GAIN}
+
     def controls(self) -> dict[str, Any]:
         cap = self._cap
         if cap is None or self._is_file:
             return {}
-        return {"exposure": cap.get(cv2.CAP_PROP_EXPOSURE), "gain": cap.get(cv2.CAP_PROP_GAIN)}
+        return {name: cap.get(prop) for name, prop in self._PROPS.items()}
 
     def set_controls(self, **values: Any) -> None:
-        props = {"exposure": cv2.CAP_PROP_EXPOSURE, "gain": cv2.CAP_PROP_GAIN}
+        props = self._PROPS
         unknown = set(values) - set(props)
         if unknown or self._cap is None:
             raise ValueError(f"{self.name} cannot set: {', '.join(sorted(unknown or values))}")
@@ -299,8 +301,8 @@ class SimulatedSource:
 
     def preview(self, timeout: float = 2.0) -> np.ndarray:
         with self._lock:
-            frame = self._frame
-        return frame if frame is not None else self.read(timeout)
+            frame, fresh = self._frame, time.monotonic() - self._last < self._interval * 2
+        return frame if frame is not None and fresh else self.read(timeout)
 
     def controls(self) -> dict[str, Any]:
         return {}
