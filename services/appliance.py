@@ -78,8 +78,8 @@ class Appliance:
         self.record = Record(cfg.record.path, clock_ok=clock_synchronised)
         self._camera_lock = threading.Lock()
         self.record_error: str | None = None
-        self.engine = DrawEngine(self.record, on_change=self._engine_changed,
-                                 on_call=lambda call: self.notify("call", call))
+        self.engine = DrawEngine.from_config(self.record, cfg, on_change=self._engine_changed,
+                                             on_call=lambda call: self.notify("call", call))
         self.record.append("power_on", {"device_id": cfg.device_id, "sim": sim})
         self.reader = BallReader(region=self._region())
 
@@ -119,7 +119,7 @@ class Appliance:
 
     def _called_numbers(self) -> list[int]:
         game = self.engine.game
-        return game.called_numbers() if game and game.status == "running" else []
+        return game.called_numbers() if game and game.status in ("running", "claims") else []
 
     def _fault_payload(self) -> dict[str, Any]:
         active = self.engine.state()["faults"]
@@ -229,8 +229,11 @@ class Appliance:
         readings = [self.reader.read(f) for f in frames]
         fused = fuse(readings, commit_at=self.cfg.reader.commit_at, confirm_at=self.cfg.reader.confirm_at)
         decision = fused.decision
-        if decision == "represent" and presentation >= self.cfg.reader.max_presentations:
-            decision = "confirm"  # shaken enough: a person looks at it
+        if presentation >= self.cfg.reader.max_presentations:
+            if decision == "represent":
+                decision = "confirm"  # shaken enough: a person looks at it
+        elif decision == "confirm":
+            decision = "represent"  # a better view first, before a person is bothered
         ok, jpeg = cv2.imencode(".jpg", frames[-1], [cv2.IMWRITE_JPEG_QUALITY, 85])
         reason = next((r.reason for r in readings if r.reason), None) if decision != "commit" else None
         outcome = self.engine.on_reading(fused.number, fused.confidence, decision, fused.frames, reason,
@@ -299,7 +302,7 @@ class Appliance:
                          threading.Thread(target=self._camera_watch, name="camera-watch", daemon=True)]
         if self.blower:
             self.blower.on_drawn = lambda msg: self.mqtt.publish("sim/drawn", msg, qos=1)
-            self.blower.confirm = lambda n: self.request("confirm", {"ball": n, "by": "sim-caller"})
+            self.blower.confirm = self._sim_caller
             self.mqtt.subscriptions[self.mqtt.topic("sim/control")] = self._sim_control
             self._prepare_sim_game()
             self._threads.append(threading.Thread(target=self._run_blower, name="sim-blower", daemon=True))
@@ -322,15 +325,19 @@ class Appliance:
         if game and game.status == "running":
             self.request("end_game", {"by": "sim"})
             self.blower.in_blower = list(range(1, 76))
-        self.request("new_game", {"pattern": "any_line", "all_balls_in_blower": True, "by": "sim"})
+        answer = self.request("new_game", {"pattern": "any_line", "prize": "$100", "prize_cents": 10000,
+                                           "all_balls_in_blower": True, "by": "sim"})
+        if answer["status"] != "ok":  # e.g. a profile that wants a ball check first: the console decides
+            log.warning("simulation could not start a game: %s", answer["error"])
 
     def _sim_control(self, msg) -> None:
         """Simulation only: hardware faults on demand, e.g. {"camera": "stall"}, {"sensor": "stuck"}."""
         try:
             control = json.loads(msg.payload)
-            camera, sensor = control.get("camera"), control.get("sensor")
-            if camera not in (None, "stall", "resume") or sensor not in (None, "stuck", "release"):
-                raise ValueError("expected camera: stall|resume, sensor: stuck|release")
+            camera, sensor, caller = control.get("camera"), control.get("sensor"), control.get("caller")
+            if (camera not in (None, "stall", "resume") or sensor not in (None, "stuck", "release")
+                    or caller not in (None, "away", "back")):
+                raise ValueError("expected camera: stall|resume, sensor: stuck|release, caller: away|back")
         except (ValueError, AttributeError) as e:
             log.warning("sim/control ignored: %s", e)
             return
@@ -338,6 +345,12 @@ class Appliance:
             self.camera.stall(camera == "stall")
         if sensor:
             self.blower.force_sensor(True if sensor == "stuck" else None)
+        if caller:  # away: unsure balls wait for a real console to confirm them
+            self.blower.confirm = self._sim_caller if caller == "back" else (lambda number: None)
+
+    def _sim_caller(self, number: int) -> None:
+        """The simulated caller looks at the ball and confirms it, as a person at a console would."""
+        self.request("confirm", {"ball": number, "by": "sim-caller"})
 
     def _run_blower(self) -> None:
         self.blower.run(self.stop_event)

@@ -62,8 +62,11 @@ def _canonical(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def chain_hash(prev: str, id: int, ts: str, clock_ok: bool, kind: str, data_json: str) -> str:
-    text = "\x1f".join((prev, str(id), ts, "1" if clock_ok else "0", kind, data_json))
+def chain_hash(prev: str, id: int, ts: str, clock_ok: bool, kind: str, data_json: str,
+               frame: bytes | None = None) -> str:
+    """The row's hash covers the previous hash, every column and the frame kept with it."""
+    frame_sha = hashlib.sha256(frame).hexdigest() if frame is not None else ""
+    text = "\x1f".join((prev, str(id), ts, "1" if clock_ok else "0", kind, data_json, frame_sha))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -90,7 +93,7 @@ class Record:
                 new_id = last_id + 1
                 ts = ts or utc_now()
                 clock_ok = bool(self._clock_ok())
-                digest = chain_hash(prev, new_id, ts, clock_ok, kind, data_json)
+                digest = chain_hash(prev, new_id, ts, clock_ok, kind, data_json, frame_jpeg)
                 self._db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)",
                                  (new_id, ts, int(clock_ok), kind, data_json, prev, digest))
                 if frame_jpeg is not None:
@@ -149,15 +152,16 @@ class Record:
         prev, expected = GENESIS, 1
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, ts, clock_ok, kind, data, prev, hash FROM events ORDER BY id").fetchall()
+                "SELECT e.id, e.ts, e.clock_ok, e.kind, e.data, e.prev, e.hash, f.jpeg "
+                "FROM events e LEFT JOIN frames f ON f.event_id = e.id ORDER BY e.id").fetchall()
             head = self._db.execute("SELECT id, hash FROM head").fetchone()
-        for id_, ts, clock_ok, kind, data, row_prev, digest in rows:
+        for id_, ts, clock_ok, kind, data, row_prev, digest, frame in rows:
             if id_ != expected:
                 problems.append(f"event {expected}: missing (next is {id_})")
             if row_prev != prev:
                 problems.append(f"event {id_}: does not follow the previous event (chain broken)")
-            if chain_hash(row_prev, id_, ts, bool(clock_ok), kind, data) != digest:
-                problems.append(f"event {id_}: contents do not match its hash (edited)")
+            if chain_hash(row_prev, id_, ts, bool(clock_ok), kind, data, frame) != digest:
+                problems.append(f"event {id_}: contents or frame do not match its hash (edited)")
             prev, expected = digest, id_ + 1
         last = rows[-1][0] if rows else 0
         if (head or (0, GENESIS))[0] != last or (rows and head and head[1] != prev):

@@ -61,3 +61,11 @@ def test_clock_not_synchronised_is_marked(tmp_path):
     rec = Record(tmp_path / "r.db", clock_ok=lambda: False)
     assert rec.append("power_on", {}).clock_ok is False
     assert rec.verify() == []
+
+
+def test_swapped_frame_is_found(tmp_path):
+    rec = Record(tmp_path / "r.db")
+    rec.append("call", {"seq": 1, "ball": "B1"}, frame_jpeg=b"the real frame")
+    rec.close()
+    problems = tamper(tmp_path, "UPDATE frames SET jpeg = x'00' WHERE event_id = 1")
+    assert any("event 1" in p and "frame" in p for p in problems)
