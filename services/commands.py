@@ -116,6 +116,10 @@ class SplitPrize(Payload):
     winners: int = Field(ge=1, le=10_000, strict=True)
 
 
+class ClearFault(Payload):
+    code: str = Field(min_length=1, max_length=64, description="The fault's code, as in the fault topic")
+
+
 @dataclass(frozen=True)
 class Command:
     payload: type[Payload]
@@ -163,6 +167,8 @@ COMMANDS: dict[str, Command] = {
     "occasion": Command(NoArgs, lambda e, p: e.occasion_info(),
                         "The open occasion: clock, ball check, cookie jar, pre-draws"),
     "status": Command(NoArgs, lambda e, p: e.state(), "The current state"),
+    "clear_fault": Command(ClearFault, lambda e, p: e.acknowledge_fault(p.code, by=p.by),
+                           "A technician clears a fault (a broken record's problems are acknowledged)"),
 }
 
 

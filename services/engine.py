@@ -23,6 +23,7 @@ from services.ball_check import Sighting, tally
 from services.cards import Card, card_grid, check_card, parse_cards_csv, split_prize
 from services.patterns import BUILTIN_PATTERNS, pattern_from_spec
 from services.record import Event, Record
+from services.selftest import RECORD_FAULT
 from vision.balls import ALL_NUMBERS, ball_name, letter_for
 
 PREDRAW_KINDS = ("hot", "bonanza", "wild")
@@ -710,6 +711,19 @@ class DrawEngine:
                 return
             self._emit("fault_cleared", {"code": code, "by": by})
         self._changed()
+
+    def acknowledge_fault(self, code: str, by: str) -> dict[str, Any]:
+        """A technician clears a fault. A broken record stays broken, so the problems seen now
+        are acknowledged in the clear event; the boot self-test raises only new ones."""
+        with self._lock:
+            if code not in self.faults:
+                self._refuse("clear_fault", f"no active fault {code!r}", by=by)
+            data: dict[str, Any] = {"code": code, "by": by}
+            if code == RECORD_FAULT:
+                data["acknowledged"] = self.record.verify()
+            self._emit("fault_cleared", data)
+        self._changed()
+        return {"cleared": code}
 
     # -- what boards and players see -------------------------------------------------------
     def drawn(self, by: str = "console") -> dict[str, Any]:

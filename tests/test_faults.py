@@ -217,13 +217,23 @@ def test_edited_record_locks_calls_until_cleared(tmp_path, mosquitto):
     db.execute("UPDATE events SET data = replace(data, '\"index\":1', '\"index\":9') WHERE kind = 'call'")
     db.commit()
     db.close()
-    for _ in range(2):  # the fault survives a reboot
+    for boot in range(3):
         proc = start_appliance(tmp_path, mosquitto, "--sim", "--seed", "8", config={"sim": {"gap_s": 0.5}})
         try:
             with Subscriber(mosquitto, f"{T}/#") as sub:
-                wait_fault(sub, "record_integrity")
-                time.sleep(4)
-                assert calls_of(sub.drain()) == []  # reads go on, but nothing is called
+                if boot < 2:  # the fault survives a reboot
+                    wait_fault(sub, "record_integrity")
+                    time.sleep(4)
+                    assert calls_of(sub.drain()) == []  # reads go on, but nothing is called
+                if boot == 1:  # a technician looks at it and clears it
+                    sub.client.publish(f"{T}/request/clear_fault",
+                                       json.dumps({"code": "record_integrity", "by": "technician"}), qos=1)
+                    answer = sub.wait_for(lambda m: m.topic == f"{T}/response/clear_fault")
+                    assert json.loads(answer.payload)["status"] == "ok"
+                    wait_fault(sub, "record_integrity", present=False)
+                if boot == 2:  # cleared stays cleared across a reboot, and calls go on
+                    sub.wait_for(lambda m: m.topic == f"{T}/call", timeout=60)
+                    assert "record_integrity" not in faults(sub)
             stop(proc)
         finally:
             if proc.poll() is None:
