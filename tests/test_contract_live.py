@@ -5,6 +5,7 @@ while it runs, must keep its JSON Schema (services/schemas/) and the cross-field
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 from appliance_proc import log_of, start_appliance
@@ -18,7 +19,7 @@ DEVICE = "t1"
 
 def test_every_message_of_a_simulated_run_keeps_the_contract(mosquitto, tmp_path):
     base = f"bingo/{DEVICE}"
-    with Subscriber(mosquitto, f"{base}/#") as sub:
+    with Subscriber(mosquitto, f"{base}/#", "homeassistant/#") as sub:
         run = start_appliance(tmp_path, mosquitto, "--sim", "--balls", str(BALLS), "--seed", "7",
                               device_id=DEVICE)
         try:
@@ -39,6 +40,8 @@ def test_every_message_of_a_simulated_run_keeps_the_contract(mosquitto, tmp_path
 
     by_kind = defaultdict(list)
     broken = []
+    discovery = [m for m in messages if m.topic.startswith("homeassistant/")]
+    messages = [m for m in messages if not m.topic.startswith("homeassistant/")]
     for msg in messages:
         _, device, kind, command = split_topic(msg.topic)
         assert device == DEVICE
@@ -71,3 +74,10 @@ def test_every_message_of_a_simulated_run_keeps_the_contract(mosquitto, tmp_path
     assert responses["drawn"]["status"] == "ok"
     assert responses["manual_call"]["status"] == "error" and responses["manual_call"]["transaction"] == "live-3"
     assert responses["void"] == {"transaction": None, "status": "error", "error": responses["void"]["error"]}
+
+    # Home Assistant discovery went out, for this device, sharing its availability topic.
+    assert [m.topic for m in discovery] == [f"homeassistant/device/bingo_{DEVICE}/config"]
+    config = json.loads(discovery[0].payload)
+    assert config["availability_topic"] == f"{base}/availability"
+    assert config["state_topic"] == f"{base}/state"
+    assert config["cmps"]["call"]["state_topic"] == f"{base}/call"
