@@ -230,7 +230,10 @@ install_code() {
 # ---------------------------------------------------------------- config and secrets
 
 config_and_state() {
-    put_dir "$ETC" 0755 root:root
+    # The appliance's web page saves calibration into its config (a new file renamed over
+    # the old one), so the service user may write in this folder; the credentials folder
+    # inside stays root's alone.
+    put_dir "$ETC" 0770 "root:$APP_USER"
     if [ ! -f "$(R "$CONFIG")" ]; then
         put_file "$SRC/systemd/ballreader.toml" "$CONFIG" 0640 "root:$APP_USER"
     else

@@ -33,7 +33,7 @@ def mode(path: Path) -> int:
 def test_layout_and_modes(staged):
     _, root, _ = staged
     expected = {
-        "etc/ballreader": 0o755,
+        "etc/ballreader": 0o770,
         "etc/ballreader/ballreader.toml": 0o640,
         "etc/ballreader/credentials": 0o700,
         "etc/ballreader/credentials/mqtt-password": 0o600,
@@ -461,6 +461,7 @@ def test_live_install_in_a_private_mount_namespace(staged, tmp_path):
     assert "code is up to date" in (tmp_path / "first.out").read_text()
 
     first = dict(line.split(" ", 1) for line in (tmp_path / "first.modes").read_text().splitlines())
+    assert first["/etc/ballreader"] == "root:ballreader 770"
     assert first["/etc/ballreader/ballreader.toml"] == "root:ballreader 640"
     assert first["/etc/ballreader/credentials"] == "root:root 700"
     assert first["/etc/ballreader/credentials/mqtt-password"] == "root:root 600"

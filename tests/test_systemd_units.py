@@ -105,7 +105,8 @@ def test_appliance_unit_settings(staged_root):
     for key in ("NoNewPrivileges", "ProtectHome", "PrivateTmp"):
         assert found[f"Service.{key}"] == "yes", key
     assert found["Service.ProtectSystem"] == "strict"
-    assert found["Service.ReadWritePaths"] == "/var/lib/ballreader"
+    # The record, and the config the web page saves calibration into.
+    assert found["Service.ReadWritePaths"].split() == ["/var/lib/ballreader", "/etc/ballreader"]
     assert found["Service.StateDirectory"] == "ballreader"
     assert found["Service.LoadCredential"] == "mqtt-password:/etc/ballreader/credentials/mqtt-password"
     for key in ("Wants", "After"):
