@@ -27,6 +27,11 @@ _ONE_DIGIT = _NUMS < 10
 # Score factor for a print whose letter is not seen (hidden by glare or the
 # lip): weaker than a clearly read letter, and the colour must carry the column.
 LETTER_UNSEEN = 0.3
+# Score factor for a layout the frame does not show whole: it may name the
+# right ball, but never strongly enough to call it alone.
+TRUNCATED = 0.02
+# A glyph touching the lip or the rim may have lost an edge: weaker evidence.
+CLIPPED = 0.5
 
 
 def _glyphs(lay: Layout) -> list:
@@ -44,7 +49,7 @@ def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layo
     out = []
     for p in prints:
         for angle, letter_at in up_guesses(p.mask, max_guesses):
-            lay = parse(p.strength, p.mask, angle, letter_at)
+            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid)
             if lay is not None:
                 out.append((p, lay))
     return out
@@ -77,6 +82,10 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
         else:
             two = ~_ONE_DIGIT
             s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]
+        if lay.truncated:
+            s *= TRUNCATED
+        elif lay.clipped:
+            s *= CLIPPED
         out.append(Guess(p, lay, s))
     return out
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .sphere import PATCH
+from .sphere import PATCH, deg_per_px
+
+_PX = 1.0 / deg_per_px()      # patch pixels per degree of the sphere
 
 GLYPH = 20                     # glyph image side for the classifier
 _CELL = 5
@@ -33,6 +35,8 @@ class Layout:
     underline: bool
     boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # upright patch boxes
     aspects: list[float] = field(default_factory=list)   # width / height of letter, digits
+    truncated: bool = False    # stray ink near the print, or a lone digit with its neighbour unseen
+    clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
 
 
 @dataclass
@@ -60,8 +64,8 @@ def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[_Blob]]:
 def compact(blobs: list[_Blob]) -> list[_Blob]:
     """Blobs the size and fill of a glyph, near the print centre (not ring arcs, not specks)."""
     c = PATCH / 2
-    return [b for b in blobs if max(b.w, b.h) <= 0.6 * PATCH and b.area >= 0.15 * b.w * b.h
-            and max(b.w, b.h) >= 0.07 * PATCH and math.hypot(b.cx - c, b.cy - c) < 0.42 * PATCH]
+    return [b for b in blobs if max(b.w, b.h) <= 44 * _PX and b.area >= 0.15 * b.w * b.h
+            and max(b.w, b.h) >= 5 * _PX and math.hypot(b.cx - c, b.cy - c) < 31 * _PX]
 
 
 def ink_centre(mask: np.ndarray) -> tuple[float, float] | None:
@@ -173,7 +177,7 @@ def up_guesses(mask: np.ndarray, max_guesses: int = 4) -> list[tuple[float, tupl
 
 
 def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
-          letter_at: tuple[float, float] | str | None = None) -> Layout | None:
+          letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None) -> Layout | None:
     """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
 
     letter_at: the letter blob's centre before turning, "top" for the topmost
@@ -182,8 +186,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     m_rot = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
     m = cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
-    labels, blobs = _blobs(m)
-    blobs = compact(blobs)
+    labels, all_blobs = _blobs(m)
+    blobs = compact(all_blobs)
     if not blobs:
         return None
     big = max(b.area for b in blobs)
@@ -216,8 +220,9 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     left, right = min(b.x for b in row), max(b.x + b.w for b in row)
     if letter is not None and not (0.3 * tall <= letter.h <= 0.95 * tall):
         return None
-    underline = any(b.y >= bottom - 0.15 * tall and b.w > 2.0 * b.h and b.h < 0.3 * tall
-                    and b.w > 0.3 * (right - left) for b in blobs if b not in row and b is not letter)
+    bars = [b for b in blobs if b not in row and b is not letter and b.y >= bottom - 0.15 * tall
+            and b.w > 2.0 * b.h and b.h < 0.3 * tall and b.w > 0.3 * (right - left)]
+    underline = bool(bars)
     digits = _split_touching(row, tall)
     if not 1 <= len(digits) <= 2:
         return None
@@ -239,7 +244,67 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         let_h = float(letter.h)
     else:
         let_img, let_h = None, 0.0
-    return Layout(angle_deg, let_img, [g for g, _a, _b in dig], let_h, float(tall), underline, boxes, aspects)
+    used = {b.label for b in [letter, *bars] if b is not None}
+    for b in row:
+        used.update(p.label for p in getattr(b, "parts", [b]))
+    truncated = _stray_ink(all_blobs, used, boxes, tall) or (
+        len(dig) == 1 and _ink_beside(labels, used, boxes[-1], tall))
+    clipped = False
+    if valid is not None and not truncated:
+        v = cv2.warpAffine(valid.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST,
+                           borderValue=0) > 0
+        hidden = _hidden_nearby(v, boxes, tall, lone_digit=len(dig) == 1)
+        truncated = hidden == "severe"
+        clipped = hidden == "mild"
+    return Layout(angle_deg, let_img, [g for g, _a, _b in dig], let_h, float(tall), underline, boxes, aspects,
+                  truncated, clipped)
+
+
+def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
+    """True when glyph-sized ink near the print is not part of the layout: a
+    broken-up digit left out of the row would let B12 read as B2. Long arcs
+    (the ring, the disc's edge) reach out of the window and do not count."""
+    x0 = min(b[0] for b in boxes) - 0.5 * tall
+    x1 = max(b[0] + b[2] for b in boxes) + 0.5 * tall
+    y0 = min(b[1] for b in boxes) - 0.2 * tall
+    y1 = max(b[1] + b[3] for b in boxes) + 0.3 * tall
+    stray = sum(b.area for b in blobs if b.label not in used and max(b.w, b.h) <= 1.1 * tall
+                and b.x >= x0 and b.y >= y0 and b.x + b.w <= x1 and b.y + b.h <= y1)
+    x, y, w, h = boxes[-1]
+    return stray > 0.08 * w * h
+
+
+def _ink_beside(labels: np.ndarray, used: set[int], box, tall: float) -> bool:
+    """A lone digit must have clean paper on both sides: any other ink there may
+    be the broken-up rest of a two-digit number."""
+    x, y, w, h = box
+    side = int(round(0.6 * tall))
+    for x0, x1 in ((x - side, x), (x + w, x + w + side)):
+        win = labels[max(0, y):max(0, y + h), max(0, x0):max(0, x1)]
+        if int(((win > 0) & ~np.isin(win, list(used))).sum()) > 0.05 * w * h:
+            return True
+    return False
+
+
+def _hidden_nearby(visible: np.ndarray, boxes, tall: float, lone_digit: bool) -> str | None:
+    """How much the frame hides around the print. "severe": a lone digit whose
+    neighbour's place is unseen (B15 with its 1 under the lip reads as B5);
+    "mild": a glyph touches the unseen part (its edge may be cut off)."""
+    def seen(x0, y0, x1, y1) -> bool:
+        if x0 < 0 or y0 < 0 or x1 > PATCH or y1 > PATCH:
+            return False
+        return bool(visible[y0:y1, x0:x1].all())
+
+    if lone_digit:
+        x, y, w, h = boxes[-1]
+        side = int(round(0.5 * tall))
+        if not (seen(x - side, y, x, y + h) and seen(x + w, y, x + w + side, y + h)):
+            return "severe"
+    pad = int(round(0.08 * tall))
+    for x, y, w, h in boxes:
+        if not seen(x - pad, y - pad, x + w + pad, y + h + pad):
+            return "mild"
+    return None
 
 
 def _merge_columns(row: list[_Blob]) -> list[_Blob]:

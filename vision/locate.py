@@ -96,7 +96,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
     x1, y1 = min(w, int(x + m) + 1), min(h, int(y + m) + 1)
     if x1 - x0 < 8 or y1 - y0 < 8:
         return None
-    vf = cv2.GaussianBlur(v[y0:y1, x0:x1], (0, 0), 1.2).astype(np.float32)
+    vf = v[y0:y1, x0:x1]
     x, y = x - x0, y - y0
     h, w = vf.shape
     support = 0.0
@@ -111,7 +111,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
         j = np.argmax(d, axis=1)
         step = d[np.arange(_RAYS), j]
         # A rim is a clear drop; rays over the lip or a dark rim give weak steps.
-        strong = step > max(25.0, 0.45 * float(np.percentile(step, 75)))
+        strong = step > max(20.0, 0.45 * float(np.percentile(step, 75)))
         if strong.sum() < 12:
             return None
         k = ks[j + 2]
@@ -137,7 +137,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
     # The lowest rim point seen: below it the lip hides the ball (when it is
     # clearly above the bottom of the circle).
     low = float(ey.max())
-    lip_y = low + y0 if low < y + 0.93 * r else None
+    lip_y = low + 0.03 * r + y0 if low < y + 0.93 * r else None
     return Circle(x + x0, y + y0, r, support, lip_y)
 
 
@@ -146,7 +146,10 @@ def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = Non
     """The ball's circle in frame pixels, or None. region: calibrated holder circle (x, y, r)."""
     v = brightness(frame)
     h, w = v.shape
-    small = cv2.resize(v, (w // SCALE, h // SCALE), interpolation=cv2.INTER_AREA)
+    # The rim is fitted at half resolution (ample for balls of 70+ px radius).
+    half = cv2.resize(v, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    small = cv2.resize(half, (w // SCALE, h // SCALE), interpolation=cv2.INTER_AREA)
+    half = half.astype(np.float32)
     box = None
     r_min, r_max = r_range
     if region is not None:
@@ -159,16 +162,22 @@ def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = Non
     if coarse is None:
         return None
     cx, cy, cr = coarse
-    s = 2 * SCALE   # the accumulator is at half the small image's resolution
-    found = _refine(v, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
+    s = SCALE        # an accumulator cell is SCALE half-resolution pixels
+    found = _refine(half, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
     if found is None:
         return None
     # A white disc on a dark ball can outshine the ball's own rim: look once
     # for a clear rim further out around the same centre.
-    if region is None or found.r < 0.85 * region[2]:
-        outer = _refine(v, found.x, found.y, found.r * 1.45, iterations=2)
+    if region is None or found.r < 0.85 * region[2] / 2:
+        outer = _refine(half, found.x, found.y, found.r * 1.45, iterations=2)
         if (outer is not None and outer.r > 1.15 * found.r and outer.support >= 0.35
                 and np.hypot(outer.x - found.x, outer.y - found.y) < 0.3 * found.r
-                and (region is None or outer.r < 1.25 * region[2])):
-            return outer
-    return found
+                and (region is None or outer.r < 1.25 * region[2] / 2)):
+            found = outer
+    return _to_full(found)
+
+
+def _to_full(c: Circle) -> Circle:
+    """Half-resolution circle -> frame pixels."""
+    lip = None if c.lip_y is None else 2 * c.lip_y + 0.5
+    return Circle(2 * c.x + 0.5, 2 * c.y + 0.5, 2 * c.r, c.support, lip)

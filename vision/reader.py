@@ -18,13 +18,15 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import load_model
 from .colour import column_probabilities
-from .decode import Guess, column_vector, combine, layouts, score_guesses
+from .decode import LETTER_UNSEEN, Guess, column_vector, combine, layouts, score_guesses
 from .locate import find_ball
 from .print_find import find_prints
 from .sphere import PATCH
 
 CALIBRATION = Path(__file__).with_name("data") / "calibration.npz"
-ACCEPT = 0.99            # default; the calibration file may carry a measured one
+ACCEPT_EVIDENCE = 0.9    # default; the calibration file carries a measured one
+MIN_CONFIDENCE = 0.97    # never name a ball below this calibrated confidence
+EDGE_ON = math.cos(math.radians(58))   # print centre turned further than this from the camera
 
 
 class ImageError(ValueError):
@@ -50,32 +52,45 @@ class Reading:
                 "reason": self.reason}
 
 
-def evidence(posterior: float, glyph_score: float, colour_p: float) -> np.ndarray:
-    """The calibration model's inputs."""
-    p = min(max(posterior, 1e-9), 1 - 1e-9)
-    return np.array([math.log(p / (1 - p)), math.log(max(glyph_score, 1e-12)),
-                     math.log(max(colour_p, 1e-6)), 1.0])
+def evidence(posterior: float, glyph_score: float) -> float:
+    """One number saying how good the best reading is: both the glyphs on their own
+    and the posterior after the colour cue and the other numbers must be high."""
+    return float(min(posterior, glyph_score))
+
+
+def glyph_evidence(score: float, guess: Guess | None, colour_p: float) -> float:
+    """The glyph score of the best reading; when its letter was not seen, the
+    colour cue stands in for the letter."""
+    if guess is not None and guess.layout.letter is None:
+        return float(score / LETTER_UNSEEN * colour_p)
+    return float(score)
 
 
 class Calibration:
-    """Logistic map from evidence to the probability that the reading is right."""
+    """Monotone map from evidence to the probability that the reading is right.
 
-    def __init__(self, coef: np.ndarray | None = None, accept: float = ACCEPT):
-        self.coef = coef
-        self.accept = accept
+    Fitted by isotonic regression on held-out renderer frames (vision/train.py).
+    `accept` is the evidence above which no calibration reading was wrong.
+    """
+
+    def __init__(self, xs: np.ndarray | None = None, ps: np.ndarray | None = None,
+                 accept: float = ACCEPT_EVIDENCE):
+        self.xs, self.ps, self.accept = xs, ps, accept
 
     @classmethod
     def load(cls, path: Path = CALIBRATION) -> "Calibration":
         if not path.exists():
             return cls()
         with np.load(path) as z:
-            return cls(z["coef"], float(z["accept"]))
+            return cls(z["xs"], z["ps"], float(z["accept"]))
 
-    def __call__(self, ev: np.ndarray) -> float:
-        if self.coef is None:                 # uncalibrated: trust the posterior, squeezed
-            return 1 / (1 + math.exp(-0.5 * ev[0]))
-        z = float(ev @ self.coef)
-        return 1 / (1 + math.exp(-max(min(z, 40), -40)))
+    def __call__(self, ev: float) -> float:
+        if self.xs is None:            # uncalibrated: the evidence itself, squeezed
+            return 0.9 * ev
+        return float(np.interp(ev, self.xs, self.ps))
+
+    def accepts(self, ev: float) -> bool:
+        return ev >= self.accept and self(ev) >= MIN_CONFIDENCE
 
 
 class BallReader:
@@ -122,13 +137,16 @@ class BallReader:
         post = joint / total
         i = int(np.argmax(post))
         number = i + 1
-        conf = self.calibration(evidence(float(post[i]), float(glyph[i]), float(colour[i])))
+        ev = evidence(float(post[i]), glyph_evidence(glyph[i], who[i], colour[i]))
+        if who[i] is not None and who[i].print_.flat.centre[2] < EDGE_ON:
+            ev *= 0.5          # print squeezed at the rim: far less detail than its glyph scores suggest
+        conf = self.calibration(ev)
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]
         quad, image = _print_outline(g) if g is not None else (None, None)
         reading = Reading(None, None, None, conf, 0.0, None, circle, quad, image, scores)
         glyph_best = int(np.argmax(glyph)) + 1
-        if conf >= self.calibration.accept:
+        if self.calibration.accepts(ev):
             reading.ball, reading.letter, reading.number = ball_name(number), letter_for(number), number
         elif cols[letter_for(glyph_best)] < 0.1 and glyph[glyph_best - 1] > 0.5:
             reading.reason = "cues disagree"

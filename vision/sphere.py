@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-PATCH = 88                            # flattened print: PATCH x PATCH pixels
-PATCH_HALF_DEG = 36.0                 # ... covering +-36 degrees around the print centre
+PATCH = 102                           # flattened print: PATCH x PATCH pixels (0.82 deg each)
+PATCH_HALF_DEG = 42.0                 # ... covering +-42 degrees around the print centre
 _DEG_PER_PX = 2 * PATCH_HALF_DEG / PATCH
 
 

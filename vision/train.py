@@ -1,6 +1,6 @@
 """Train the glyph classifier and calibrate the reader's confidence, from our own renderer.
 
-    python -m vision.train [--seed 1] [--frames 6000] [--calib 2500] [--workers 2]
+    python -m vision.train [--seed 1] [--frames 8000] [--calib 2500] [--workers 2] [--calib-only]
 
 1. Render random balls (many fonts, see render.TRAIN_FONTS), run the reader's
    own front end on them (find ball, flatten print) and cut glyphs with the
@@ -8,8 +8,8 @@
    labels; the same glyphs turned sideways, upside down (when that is not
    another glyph), and blobs of wrong guesses become "reject".
 2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed).
-3. Read fresh frames (another seed) and fit the logistic calibration of the
-   confidence; ACCEPT is set where no wrong reading remains, with margin.
+3. Read fresh frames (another seed) and fit the isotonic calibration of the
+   confidence; the accept level is 1.25x the best evidence any wrong reading had.
 Writes vision/data/glyphs.npz and vision/data/calibration.npz.
 """
 from __future__ import annotations
@@ -185,7 +185,7 @@ def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs
 def _calib_chunk(args):
     seed, n, weights = args
     cv2.setNumThreads(1)
-    from .reader import BallReader, Calibration, evidence
+    from .reader import EDGE_ON, BallReader, Calibration, evidence, glyph_evidence
     from .decode import column_vector, combine
     reader = BallReader(weights=weights, calibration=Calibration())
     rng = np.random.default_rng(seed)
@@ -198,44 +198,56 @@ def _calib_chunk(args):
         if isinstance(raw, str) or not raw[1]:
             continue
         _ball, guesses, cols = raw
-        glyph, _who = combine(guesses)
+        glyph, who = combine(guesses)
         colour = column_vector(cols)
         joint = glyph * colour
         if joint.sum() <= 0:
             continue
         post = joint / joint.sum()
         i = int(np.argmax(post))
-        ev = evidence(float(post[i]), float(glyph[i]), float(colour[i]))
-        rows.append(np.concatenate([ev, [float(i + 1 == number), scene.ink_visible]]))
-    return np.asarray(rows).reshape(-1, 6)
+        ev = evidence(float(post[i]), glyph_evidence(glyph[i], who[i], colour[i]))
+        if who[i] is not None and who[i].print_.flat.centre[2] < EDGE_ON:
+            ev *= 0.5
+        rows.append((ev, float(i + 1 == number), scene.ink_visible))
+    return np.asarray(rows).reshape(-1, 3)
 
 
-def fit_calibration(rows: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
-    """Logistic regression (Newton) of 'reading right' on the evidence; then the accept level."""
-    x, y = rows[:, :4], rows[:, 4]
-    w = np.zeros(4)
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(x @ w, -40, 40)))
-        g = x.T @ (p - y) + 1e-3 * w
-        hess = x.T @ (x * (p * (1 - p))[:, None]) + 1e-3 * np.eye(4)
-        w -= np.linalg.solve(hess, g)
-    conf = 1 / (1 + np.exp(-np.clip(x @ w, -40, 40)))
-    wrong = conf[y == 0]
-    # Accept above every wrong reading seen in calibration, and never below 0.99.
-    accept = float(max(0.99, (wrong.max() if len(wrong) else 0.0) + 1e-4))
-    accept = min(accept, 0.9999)
-    return w, accept
+def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray, np.ndarray, float]:
+    """Isotonic (pool-adjacent-violators) P(right | evidence), with a Laplace prior per block,
+    and the accept level: `margin` times the highest evidence of any wrong reading."""
+    order = np.argsort(rows[:, 0])
+    x, y = rows[order, 0], rows[order, 1]
+    blocks = [[float(x[i]), float(x[i]), float(y[i]), 1.0] for i in range(len(x))]   # lo, hi, sum, n
+    merged: list[list[float]] = []
+    for b in blocks:
+        merged.append(b)
+        while len(merged) > 1 and merged[-2][2] / merged[-2][3] >= merged[-1][2] / merged[-1][3]:
+            hi = merged.pop()
+            merged[-1] = [merged[-1][0], hi[1], merged[-1][2] + hi[2], merged[-1][3] + hi[3]]
+    xs = np.array([(b[0] + b[1]) / 2 for b in merged])
+    ps = np.array([(b[2] + 1) / (b[3] + 2) for b in merged])
+    ps = np.maximum.accumulate(ps)
+    wrong = x[y == 0]
+    accept = float(min(0.95, max(0.05, margin * (wrong.max() if len(wrong) else 0.0))))
+    return xs, ps, accept
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--frames", type=int, default=6000)
+    ap.add_argument("--frames", type=int, default=8000)
     ap.add_argument("--calib", type=int, default=2500)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--calib-only", action="store_true", help="keep the glyph weights, only recalibrate")
     args = ap.parse_args(argv)
     t0 = time.time()
+    if not args.calib_only:
+        train_glyphs(args, t0)
+    calibrate(args, t0)
+
+
+def train_glyphs(args, t0: float) -> None:
     x, y = make_dataset(args.seed, args.frames, args.workers)
     # Keep as many reject blobs as real glyphs, so the classes stay balanced.
     rng = np.random.default_rng(args.seed)
@@ -252,22 +264,23 @@ def main(argv=None) -> None:
     acc = float((model.proba(x).argmax(1) == y).mean())
     print(f"train accuracy {acc:.4f}; weights {WEIGHTS} ({WEIGHTS.stat().st_size // 1024} KiB); "
           f"{time.time() - t0:.0f}s", flush=True)
-    from .classify import load_model
-    load_model.cache_clear()
+
+
+def calibrate(args, t0: float) -> None:
     n = args.calib
     chunk = 125
     jobs = [(args.seed * 7_919 + 500_000 + i, min(chunk, n - i * chunk), str(WEIGHTS))
             for i in range((n + chunk - 1) // chunk)]
     with Pool(args.workers) as pool:
         rows = np.concatenate(pool.map(_calib_chunk, jobs))
-    coef, accept = fit_calibration(rows, args.seed)
-    from .reader import CALIBRATION
-    np.savez(CALIBRATION, coef=coef, accept=accept)
-    conf = 1 / (1 + np.exp(-np.clip(rows[:, :4] @ coef, -40, 40)))
-    ok = rows[:, 4] == 1
-    readable = rows[:, 5] >= 0.65
-    taken = conf >= accept
-    print(f"calibration frames {len(rows)}: accept >= {accept:.4f}; readable read "
+    xs, ps, accept = fit_calibration(rows)
+    from .reader import CALIBRATION, Calibration
+    np.savez(CALIBRATION, xs=xs, ps=ps, accept=accept)
+    cal = Calibration(xs, ps, accept)
+    ok = rows[:, 1] == 1
+    readable = rows[:, 2] >= 0.65
+    taken = np.array([cal.accepts(e) for e in rows[:, 0]])
+    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
           f"{time.time() - t0:.0f}s total", flush=True)
 

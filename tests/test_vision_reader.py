@@ -1,0 +1,84 @@
+"""The reader names rendered balls right, and says so when it cannot."""
+import numpy as np
+import pytest
+
+from vision.reader import BallReader, ImageError, read_image_file
+from vision.render import DEV_FONTS, STYLES, random_scene, render, scene_with
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return BallReader()
+
+
+def _frames(style, n, seed, **kw):
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        number = int(rng.integers(1, 76))
+        scene = random_scene(number, rng, style=style, font=str(rng.choice(DEV_FONTS)),
+                             turned_deg=float(rng.uniform(0, 35)), lip_frac=float(rng.uniform(-0.2, 0.15)), **kw)
+        out.append((scene, render(scene, rng)))
+    return out
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_reads_clear_balls_of_each_design_and_never_wrong(reader, style):
+    # Fonts the classifier never trained on (render.DEV_FONTS).
+    frames = _frames(style, 12, seed=100 + STYLES.index(style))
+    got = [(scene.ball, reader.read(frame)) for scene, frame in frames]
+    wrong = [(truth, r.ball) for truth, r in got if r.ball is not None and r.ball != truth]
+    right = sum(1 for truth, r in got if r.ball == truth)
+    assert wrong == []
+    assert right >= 11, [(t, r.ball, r.reason, round(r.confidence, 3)) for t, r in got]
+
+
+def test_reading_carries_geometry_and_scores(reader):
+    scene, frame = _frames("solid", 1, seed=7)[0]
+    r = reader.read(frame)
+    assert r.ball == scene.ball and r.letter == scene.letter and r.number == scene.number
+    x, y, rad = r.ball_circle
+    assert abs(x - scene.centre[0]) < 0.05 * scene.radius and abs(rad - scene.radius) < 0.05 * scene.radius
+    assert len(r.print_quad) == 4 and r.print_image.ndim == 3
+    assert max(r.scores, key=r.scores.get) == scene.number
+    assert 0.0 <= r.confidence <= 1.0 and r.ms > 0
+
+
+def test_empty_holder_is_no_ball(reader):
+    rng = np.random.default_rng(3)
+    for i in range(4):
+        holder = random_scene(1, rng)
+        r = reader.read(render(None, rng, holder=holder))
+        assert r.ball is None and r.reason
+
+
+def test_blank_and_black_frames_are_no_ball(reader):
+    for value in (0, 128, 255):
+        r = reader.read(np.full((480, 640, 3), value, np.uint8))
+        assert r.ball is None and r.reason == "no ball found"
+
+
+def test_print_turned_away_is_not_read(reader):
+    rng = np.random.default_rng(11)
+    for i in range(6):
+        scene = random_scene(int(rng.integers(1, 76)), rng, turned_deg=86.0, lip_frac=0.0)
+        assert scene.ink_visible < 0.15
+        r = reader.read(render(scene, rng))
+        assert r.ball is None, (scene.ball, r.ball, r.confidence)
+
+
+def test_read_image_file_reads_a_jpeg(tmp_path, reader):
+    import cv2
+    scene, frame = _frames("disc", 1, seed=21)[0]
+    path = tmp_path / "ball.jpg"
+    cv2.imwrite(str(path), frame)
+    assert read_image_file(path, reader).ball == scene.ball
+
+
+def test_read_image_file_refuses_a_non_image(tmp_path):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not a picture")
+    with pytest.raises(ImageError, match="not an image"):
+        read_image_file(bad)
+    with pytest.raises(ImageError, match="no such file"):
+        read_image_file(tmp_path / "missing.png")
