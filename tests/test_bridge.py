@@ -101,8 +101,6 @@ def test_board_on_central_gets_every_call_in_order_across_a_10s_cut(tmp_path):
             if seq not in first_seen:
                 first_seen.append(seq)
         assert first_seen == list(range(1, CALLS + 1)), got
-        # And a repeat is only ever of a call already seen, never a jump back over a newer one.
-        assert all(s <= max(got[:i + 1]) for i, s in enumerate(got))
 
         # The retained state published during the cut reached the central broker too.
         with Subscriber(central, "bingo/hall-1/state", username="board", password=USERS["board"]) as late:
