@@ -5,7 +5,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the appliance and its tests use (chromium for the browser tests,
 # tesseract-ocr for the side-by-side benchmark, systemd for `systemd-analyze verify`).
 APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core fonts-liberation \
-                fonts-freefont-ttf tesseract-ocr espeak-ng systemd python3-venv iproute2
+                fonts-freefont-ttf tesseract-ocr espeak-ng systemd python3-venv iproute2 openssl
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 

@@ -103,9 +103,9 @@ class Appliance:
                                enabled=cfg.mqtt.home_assistant).attach(self.mqtt)
         self.integrations = []  # wired boards and speech: fed the same calls as MQTT
         if cfg.serial_board.enabled:
-            self.integrations.append(SerialBoard(cfg.serial_board))
+            self.integrations.append(SerialBoard(cfg.serial_board, on_fault=self._side_fault("flashboard")))
         if cfg.speech.enabled:
-            self.integrations.append(Speaker(cfg.speech))
+            self.integrations.append(Speaker(cfg.speech, on_fault=self._side_fault("speech")))
         self.observers.extend(i.observe for i in self.integrations)
         self.sensor: BallSensor | None = None
 
@@ -120,6 +120,16 @@ class Appliance:
     def _called_numbers(self) -> list[int]:
         game = self.engine.game
         return game.called_numbers() if game and game.status in ("running", "claims") else []
+
+    def _side_fault(self, code: str) -> Callable[[str | None], None]:
+        """A wired board or the speaker failing (message) or working again (None): reported,
+        but calls go on, since MQTT boards still show them."""
+        def report(message: str | None) -> None:
+            if message:
+                self.engine.raise_fault(code, message, affects_calls=False)
+            else:
+                self.engine.clear_fault(code)
+        return report
 
     def _fault_payload(self) -> dict[str, Any]:
         active = self.engine.state()["faults"]
