@@ -12,8 +12,8 @@ import numpy as np
 
 from .sphere import Flat, pixel_normals
 
-_K7 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
-_K11 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))   # wider than a stroke at PATCH 88
+_K7 = cv2.getStructuringElement(cv2.MORPH_RECT, (7, 7))     # square kernels: separable, fast
+_K13 = cv2.getStructuringElement(cv2.MORPH_RECT, (13, 13))   # wider than a stroke at 0.82 deg/px
 
 
 def _max_channel(img: np.ndarray) -> np.ndarray:
@@ -62,8 +62,8 @@ def ink_maps(flat: Flat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         fill = np.median(img[flat.valid], axis=0) if flat.valid.any() else np.zeros(3)
         img = img.copy()
         img[~flat.valid] = fill.astype(np.uint8)
-    close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K11)
-    open_ = cv2.morphologyEx(img, cv2.MORPH_OPEN, _K11)
+    close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K13)
+    open_ = cv2.morphologyEx(img, cv2.MORPH_OPEN, _K13)
     dark = _max_channel(cv2.subtract(close, img)).astype(np.float32)
     light = _max_channel(cv2.subtract(img, open_)).astype(np.float32)
     paper = _max_channel(close).astype(np.float32)

@@ -42,7 +42,9 @@ def _coarse(v_small: np.ndarray, r_min: float, r_max: float, centre_box=None):
     gx = cv2.Sobel(v, cv2.CV_32F, 1, 0)
     gy = cv2.Sobel(v, cv2.CV_32F, 0, 1)
     mag = cv2.magnitude(gx, gy)
-    thr = max(float(np.percentile(mag, 90)), 20.0)
+    flat = mag.ravel()
+    k = int(0.9 * flat.size)
+    thr = max(float(np.partition(flat, k)[k]), 20.0)
     ys, xs = np.nonzero(mag > thr)
     if len(xs) < 10:
         return None
@@ -51,7 +53,7 @@ def _coarse(v_small: np.ndarray, r_min: float, r_max: float, centre_box=None):
     wgt = np.minimum(m, 200.0)
     # Votes go to a half-resolution (x, y, r) accumulator, all radii in one bincount.
     h, w = (v.shape[0] + 1) // 2, (v.shape[1] + 1) // 2
-    radii = np.arange(max(4.0, r_min), r_max + 1, 1.0, dtype=np.float32)
+    radii = np.arange(max(4.0, r_min), r_max + 1, 1.25, dtype=np.float32)
     nr = len(radii)
     cx = np.rint((xs[None, :] + ux[None, :] * radii[:, None]) / 2).astype(np.int32)
     cy = np.rint((ys[None, :] + uy[None, :] * radii[:, None]) / 2).astype(np.int32)
@@ -144,10 +146,9 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
 def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = None,
               r_range: tuple[float, float] = (70, 200)) -> Circle | None:
     """The ball's circle in frame pixels, or None. region: calibrated holder circle (x, y, r)."""
-    v = brightness(frame)
-    h, w = v.shape
+    h, w = frame.shape[:2]
     # The rim is fitted at half resolution (ample for balls of 70+ px radius).
-    half = cv2.resize(v, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    half = brightness(cv2.resize(frame, (w // 2, h // 2), interpolation=cv2.INTER_AREA))
     small = cv2.resize(half, (w // SCALE, h // SCALE), interpolation=cv2.INTER_AREA)
     half = half.astype(np.float32)
     box = None

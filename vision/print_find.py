@@ -1,6 +1,7 @@
 """Find the print on a located ball and flatten it, for dark and for light ink."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,7 +9,7 @@ import numpy as np
 from .glyphs import ink_centre
 from .ink import ink_maps, ink_mask, rough_print_centre
 from .locate import Circle
-from .sphere import Flat, flatten, patch_to_sphere
+from .sphere import PATCH, Flat, flatten, patch_to_sphere
 
 
 @dataclass
@@ -19,29 +20,28 @@ class Print:
     mask: np.ndarray           # bool ink
 
 
-def _maps(flat: Flat, polarity: str):
-    dark, light, _paper = ink_maps(flat)
-    s = dark if polarity == "dark" else light
-    m = ink_mask(s, flat.valid)
-    return s, m
-
-
 def find_prints(frame: np.ndarray, ball: Circle, recentre: int = 2) -> list[Print]:
     """The flattened print for each ink polarity (the reader tries both)."""
     circle = ball.as_tuple()
     c0 = rough_print_centre(frame, circle, ball.lip_y)
     if c0 is None:
         return []
+    first = flatten(frame, circle, c0, ball.lip_y)
+    first_maps = ink_maps(first)
     out = []
-    for polarity in ("dark", "light"):
-        flat = flatten(frame, circle, c0, ball.lip_y)
-        s, m = _maps(flat, polarity)
+    for k, polarity in enumerate(("dark", "light")):
+        flat, maps = first, first_maps
+        s = maps[k]
+        m = ink_mask(s, flat.valid)
         for _ in range(recentre):
             c = ink_centre(m)
-            if c is None:
+            # Re-centre on the ink, unless it is already (nearly) centred.
+            if c is None or math.hypot(c[0] - (PATCH / 2 - 0.5), c[1] - (PATCH / 2 - 0.5)) < 1.5:
                 break
             flat = flatten(frame, circle, patch_to_sphere(flat, *c), ball.lip_y)
-            s, m = _maps(flat, polarity)
+            maps = ink_maps(flat)
+            s = maps[k]
+            m = ink_mask(s, flat.valid)
         if not m.any():
             continue
         t = max(float(np.percentile(s[m], 10)), 1.0)
