@@ -170,7 +170,7 @@ def test_kill_9_at_random_moments_loses_and_doubles_nothing(tmp_path):
 
     # The last state published equals the state rebuilt from the record.
     last_state = next(json.loads(m.payload) for m in reversed(sub.messages) if m.topic == f"{BASE}/state")
-    rebuilt = DrawEngine(record).state()
+    rebuilt = DrawEngine(record, device_id="t").state()
     assert {k: v for k, v in last_state.items() if k != "ts"} == {k: v for k, v in rebuilt.items() if k != "ts"}
 
     # No game moved on by itself: after the simulator's first game, only the test changes games.
