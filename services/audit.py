@@ -69,10 +69,15 @@ def record_path(args: argparse.Namespace) -> Path:
     return load_config(getattr(args, "config", None)).record.path
 
 
-def _open(path: Path) -> Record:
-    # Record() would create an empty journal where none is: an examiner must hear it is missing.
+def _open(args: argparse.Namespace) -> Record | None:
+    """The record the command names, or None after saying it is missing.
+
+    Record() would create an empty journal where none is: an examiner must hear it is missing.
+    """
+    path = record_path(args)
     if not path.is_file():
-        raise FileNotFoundError(f"no record at {path}")
+        print(f"ballreader audit: no record at {path}", file=sys.stderr)
+        return None
     return Record(path)
 
 
@@ -89,11 +94,8 @@ def problems(record: Record) -> list[str]:
 
 
 def verify_command(args: argparse.Namespace) -> int:
-    path = record_path(args)
-    try:
-        record = _open(path)
-    except FileNotFoundError as e:
-        print(f"ballreader audit: {e}", file=sys.stderr)
+    record = _open(args)
+    if record is None:
         return 2
     try:
         found = problems(record)
@@ -101,11 +103,11 @@ def verify_command(args: argparse.Namespace) -> int:
     finally:
         record.close()
     if found:
-        print(f"{path}: the record is NOT intact ({len(found)} problem(s)):")
+        print(f"{record.path}: the record is NOT intact ({len(found)} problem(s)):")
         for problem in found:
             print(f"  {problem}")
         return 1
-    print(f"{path}: intact, {last} events, hash chain and call numbers check out")
+    print(f"{record.path}: intact, {last} events, hash chain and call numbers check out")
     return 0
 
 
@@ -166,11 +168,8 @@ def export_command(args: argparse.Namespace) -> int:
     if args.end <= args.start:
         print("ballreader audit: --to must be after --from", file=sys.stderr)
         return 2
-    path = record_path(args)
-    try:
-        record = _open(path)
-    except FileNotFoundError as e:
-        print(f"ballreader audit: {e}", file=sys.stderr)
+    record = _open(args)
+    if record is None:
         return 2
     try:
         manifest = export(record, args.start, args.end, args.out)

@@ -163,8 +163,7 @@ def _make(tmp_path: Path, port: int, extra_conf: str, persistence: bool) -> Brok
 
 @pytest.fixture
 def mosquitto(tmp_path):
-    """Fixture: an anonymous broker for one test. Use it with
-    `from mqtt_broker import mosquitto  # noqa: F401` in a test module."""
+    """Fixture: an anonymous broker for one test (tests/conftest.py loads it for every test)."""
     broker = start_mosquitto(tmp_path)
     yield broker
     broker.kill()

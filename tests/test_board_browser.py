@@ -25,28 +25,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from appliance_proc import log_of, start_appliance
 from mqtt_broker import Subscriber, free_port
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 PASSWORD = "hall-console-pw"
 DEVICE = "t1"
 WAIT_MS = 15_000  # how long the page may take to show something (not a speed check)
 
 
 # -- fixtures -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
 
 @pytest.fixture
 def page(browser):

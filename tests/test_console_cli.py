@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from mqtt_broker import Subscriber, mosquitto  # noqa: F401
+from mqtt_broker import Subscriber
 
 from services.commands import execute
 from services.config import MqttConfig

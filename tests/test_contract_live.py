@@ -9,7 +9,7 @@ import json
 from collections import defaultdict
 
 from appliance_proc import log_of, start_appliance
-from mqtt_broker import Subscriber, mosquitto  # noqa: F401
+from mqtt_broker import Subscriber
 
 from services.contract import decode, message_problems, split_topic
 

@@ -5,7 +5,7 @@ import json
 
 import paho.mqtt.client as mqtt
 import pytest
-from mqtt_broker import Subscriber, mosquitto  # noqa: F401
+from mqtt_broker import Subscriber
 
 from services.ha_discovery import (
     NEW_GAME_REQUEST, STATUS_TOPIC, HomeAssistantDiscovery, discovery_message, removal_message,

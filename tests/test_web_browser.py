@@ -18,14 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from appliance_proc import log_of, start_appliance
 from mqtt_broker import Subscriber, free_port, start_mosquitto
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 DEVICE = "t-web"
 WAIT_MS = 20_000  # how long the page may take to show something (not a speed check)
 VIEWPORT = {"width": 1280, "height": 900}
@@ -69,14 +66,6 @@ class Running:
                 self.proc.kill()
             self.sub.close()
             self.broker.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

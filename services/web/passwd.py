@@ -122,21 +122,3 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, help="TOML config file (default: built-in defaults)")
     parser.set_defaults(func=_passwd)
     return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m services.web.passwd`, the same as `ballreader passwd`."""
-    from services.config import ConfigError
-
-    parser = argparse.ArgumentParser(prog="ballreader")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["passwd", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return args.func(args)
-    except ConfigError as e:
-        print(f"ballreader: config error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
