@@ -243,3 +243,25 @@ class Subscriber:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def unique_calls(messages, topic: str) -> list[dict]:
+    """The call messages on `topic`, each seq once.
+
+    QoS 1 may deliver a message twice (the broker got it, its acknowledgement was lost with the
+    connection): consumers drop repeats by seq. A repeat must be the very same call.
+    """
+    import json
+
+    seen: dict[int, bytes] = {}
+    calls = []
+    for m in messages:
+        if m.topic != topic:
+            continue
+        call = json.loads(m.payload)
+        if call["seq"] in seen:
+            assert seen[call["seq"]] == m.payload, f"seq {call['seq']} used for two different calls"
+            continue
+        seen[call["seq"]] = m.payload
+        calls.append(call)
+    return calls

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from appliance_proc import log_of, start_appliance
-from mqtt_broker import Subscriber, free_port, start_mosquitto
+from mqtt_broker import Subscriber, free_port, start_mosquitto, unique_calls
 from services.record import Record
 from tcp_proxy import CuttableProxy
 
@@ -18,7 +18,7 @@ T = "bingo/t1"
 
 
 def calls_of(messages):
-    return [json.loads(m.payload) for m in messages if m.topic == f"{T}/call"]
+    return unique_calls(messages, f"{T}/call")
 
 
 def drawn_of(messages):

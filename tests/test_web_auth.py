@@ -259,7 +259,7 @@ def test_status_and_sensor_answer(site):
 
 def test_passwd_command_stores_a_hash_and_ends_sessions(site):
     client, _ = site.logged_in()
-    cmd = [sys.executable, "-m", "services.web.passwd", "--config", str(site.config_path)]
+    cmd = [sys.executable, "-m", "services.cli", "passwd", "--config", str(site.config_path)]
     short = subprocess.run(cmd, input="short\n", capture_output=True, text=True, cwd=ROOT)
     assert short.returncode == 1 and "at least" in short.stderr
     done = subprocess.run(cmd, input="a new password\n", capture_output=True, text=True, cwd=ROOT)
