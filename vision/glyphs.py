@@ -247,7 +247,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     used = {b.label for b in [letter, *bars] if b is not None}
     for b in row:
         used.update(p.label for p in getattr(b, "parts", [b]))
-    truncated = _stray_ink(all_blobs, used, boxes, tall) or (
+    truncated = _stray_ink(all_blobs, used, boxes, tall) or _touching_ink(labels, used, boxes, tall) or (
         len(dig) == 1 and _ink_beside(labels, used, boxes[-1], tall))
     clipped = False
     if valid is not None and not truncated:
@@ -272,6 +272,17 @@ def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
                 and b.x >= x0 and b.y >= y0 and b.x + b.w <= x1 and b.y + b.h <= y1)
     x, y, w, h = boxes[-1]
     return stray > 0.08 * w * h
+
+
+def _touching_ink(labels: np.ndarray, used: set[int], boxes, tall: float) -> bool:
+    """Other ink right inside the glyphs' boxes: a digit fused with the ring
+    loses its shape (a 9 eaten by the ring read as a 2)."""
+    pad = int(round(0.1 * tall))
+    for x, y, w, h in boxes:
+        win = labels[max(0, y - pad):max(0, y + h + pad), max(0, x - pad):max(0, x + w + pad)]
+        if int(((win > 0) & ~np.isin(win, list(used))).sum()) > 0.05 * w * h:
+            return True
+    return False
 
 
 def _ink_beside(labels: np.ndarray, used: set[int], box, tall: float) -> bool:

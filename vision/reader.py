@@ -66,6 +66,15 @@ def glyph_evidence(score: float, guess: Guess | None, colour_p: float) -> float:
     return float(score)
 
 
+def reading_evidence(posterior: float, glyph_score: float, guess: Guess | None, colour_p: float) -> float:
+    """Evidence for the best reading, with the penalty the glyph scores cannot see:
+    a print squeezed at the rim shows far less than its clean-looking glyphs suggest."""
+    ev = evidence(posterior, glyph_evidence(glyph_score, guess, colour_p))
+    if guess is not None and guess.print_.flat.centre[2] < EDGE_ON:
+        ev *= 0.5
+    return ev
+
+
 class Calibration:
     """Monotone map from evidence to the probability that the reading is right.
 
@@ -137,9 +146,7 @@ class BallReader:
         post = joint / total
         i = int(np.argmax(post))
         number = i + 1
-        ev = evidence(float(post[i]), glyph_evidence(glyph[i], who[i], colour[i]))
-        if who[i] is not None and who[i].print_.flat.centre[2] < EDGE_ON:
-            ev *= 0.5          # print squeezed at the rim: far less detail than its glyph scores suggest
+        ev = reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
         conf = self.calibration(ev)
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]

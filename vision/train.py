@@ -185,7 +185,7 @@ def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs
 def _calib_chunk(args):
     seed, n, weights = args
     cv2.setNumThreads(1)
-    from .reader import EDGE_ON, BallReader, Calibration, evidence, glyph_evidence
+    from .reader import BallReader, Calibration, reading_evidence
     from .decode import column_vector, combine
     reader = BallReader(weights=weights, calibration=Calibration())
     rng = np.random.default_rng(seed)
@@ -205,9 +205,7 @@ def _calib_chunk(args):
             continue
         post = joint / joint.sum()
         i = int(np.argmax(post))
-        ev = evidence(float(post[i]), glyph_evidence(glyph[i], who[i], colour[i]))
-        if who[i] is not None and who[i].print_.flat.centre[2] < EDGE_ON:
-            ev *= 0.5
+        ev = reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
         rows.append((ev, float(i + 1 == number), scene.ink_visible))
     return np.asarray(rows).reshape(-1, 3)
 
