@@ -52,7 +52,7 @@ def measure(pid: int, seconds: float, step: float = 2.0) -> tuple[list[float], l
 
 def run(label: str, gap_s: float, port: int, folder: Path, warmup: float, seconds: float) -> dict:
     cfg = folder / f"{label}.toml"
-    cfg.write_text(f"[sim]\ngap_s = {gap_s}\nhold_s = 0.5\n")
+    cfg.write_text(f"[sim]\ngap_s = {gap_s}\nhold_s = 0.5\n[web]\nport = 0\n")
     proc = subprocess.Popen([sys.executable, "-m", "services.cli", "run", "--sim", "--seed", "1",
                              "--config", str(cfg), "--mqtt", f"mqtt://127.0.0.1:{port}",
                              "--device-id", "bench", "--record", str(folder / f"{label}.db")],
