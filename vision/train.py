@@ -60,6 +60,38 @@ def _angle_diff(a: float, b: float) -> float:
     return abs((a - b + 180) % 360 - 180)
 
 
+def _fragment(glyph: np.ndarray, rng) -> tuple[np.ndarray, float] | None:
+    """The glyph with 35-60% of its height or width cut away, re-centred and re-scaled
+    like a glyph of its own; returns (image, change of aspect ratio)."""
+    g = glyph.copy()
+    ys, xs = np.nonzero(g > 0.1)
+    if len(xs) < 10:
+        return None
+    y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+    cut = rng.uniform(0.35, 0.6)
+    side = int(rng.integers(4))
+    if side == 0:
+        g[y0:y0 + int(cut * (y1 - y0))] = 0
+    elif side == 1:
+        g[y1 - int(cut * (y1 - y0)):y1] = 0
+    elif side == 2:
+        g[:, x0:x0 + int(cut * (x1 - x0))] = 0
+    else:
+        g[:, x1 - int(cut * (x1 - x0)):x1] = 0
+    ys, xs = np.nonzero(g > 0.1)
+    if len(xs) < 6:
+        return None
+    crop = g[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    h, w = crop.shape
+    sc = 16.0 / max(h, w)
+    nw, nh = max(1, int(round(w * sc))), max(1, int(round(h * sc)))
+    out = np.zeros_like(g)
+    ox, oy = (g.shape[1] - nw) // 2, (g.shape[0] - nh) // 2
+    out[oy:oy + nh, ox:ox + nw] = cv2.resize(crop, (nw, nh), interpolation=cv2.INTER_AREA)
+    old = (x1 - x0) / max(1, y1 - y0)
+    return out, (w / h) / max(old, 1e-3)
+
+
 def _glyph_rows(lay):
     return ([lay.letter] if lay.letter is not None else []) + lay.digits, lay.aspects
 
@@ -88,6 +120,14 @@ def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
                     gl.append(gi[::-1, ::-1].copy())
                     asp.append(ai)
                     lab.append(REJECT if flipped is None else CLASSES.index(flipped))
+                    # A glyph with a large part missing is no glyph: the reader must not
+                    # be sure of a broken 8 that looks like a 3.
+                    if c not in "1I" and rng.random() < 0.6:
+                        frag = _fragment(gi, rng)
+                        if frag is not None:
+                            gl.append(frag[0])
+                            asp.append(frag[1] * ai)
+                            lab.append(REJECT)
                     # Sideways: no glyph (a round O or 0 stays ambiguous, so left out).
                     if c not in "O0":
                         gl.append(np.rot90(gi, 1 if rng.random() < 0.5 else -1).copy())
