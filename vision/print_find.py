@@ -20,31 +20,43 @@ class Print:
     mask: np.ndarray           # bool ink
 
 
-def find_prints(frame: np.ndarray, ball: Circle, recentre: int = 2) -> list[Print]:
-    """The flattened print for each ink polarity (the reader tries both)."""
-    circle = ball.as_tuple()
-    c0 = rough_print_centre(frame, circle, ball.lip_y)
-    if c0 is None:
-        return []
-    first = flatten(frame, circle, c0, ball.lip_y)
-    first_maps = ink_maps(first)
-    out = []
-    for k, polarity in enumerate(("dark", "light")):
-        flat, maps = first, first_maps
+class PrintFinder:
+    """Flattened prints of one located ball, one ink polarity at a time; the first
+    flattening (around the rough print centre) is shared by both."""
+
+    def __init__(self, frame: np.ndarray, ball: Circle, recentre: int = 2):
+        self.frame, self.ball, self.recentre = frame, ball, recentre
+        self.circle = ball.as_tuple()
+        self._first = None
+        self._c0 = rough_print_centre(frame, self.circle, ball.lip_y)
+
+    def find(self, polarity: str) -> Print | None:
+        if self._c0 is None:
+            return None
+        frame, circle, lip = self.frame, self.circle, self.ball.lip_y
+        if self._first is None:
+            flat = flatten(frame, circle, self._c0, lip)
+            self._first = (flat, ink_maps(flat))
+        k = 0 if polarity == "dark" else 1
+        flat, maps = self._first
         s = maps[k]
         m = ink_mask(s, flat.valid)
-        for _ in range(recentre):
+        for _ in range(self.recentre):
             c = ink_centre(m)
             # Re-centre on the ink, unless it is already (nearly) centred.
             if c is None or math.hypot(c[0] - (PATCH / 2 - 0.5), c[1] - (PATCH / 2 - 0.5)) < 1.5:
                 break
-            flat = flatten(frame, circle, patch_to_sphere(flat, *c), ball.lip_y)
-            maps = ink_maps(flat)
-            s = maps[k]
+            flat = flatten(frame, circle, patch_to_sphere(flat, *c), lip)
+            s = ink_maps(flat)[k]
             m = ink_mask(s, flat.valid)
         if not m.any():
-            continue
+            return None
         t = max(float(np.percentile(s[m], 10)), 1.0)
         soft = np.clip((s - 0.5 * t) / (1.5 * t), 0, 1).astype(np.float32)
-        out.append(Print(polarity, flat, soft, m))
-    return out
+        return Print(polarity, flat, soft, m)
+
+
+def find_prints(frame: np.ndarray, ball: Circle, recentre: int = 2) -> list[Print]:
+    """The flattened print for each ink polarity."""
+    finder = PrintFinder(frame, ball, recentre)
+    return [p for p in (finder.find("dark"), finder.find("light")) if p is not None]

@@ -20,12 +20,13 @@ from .classify import load_model
 from .colour import column_probabilities
 from .decode import LETTER_UNSEEN, Guess, column_vector, combine, layouts, score_guesses
 from .locate import find_ball
-from .print_find import find_prints
+from .print_find import PrintFinder
 from .sphere import PATCH
 
 CALIBRATION = Path(__file__).with_name("data") / "calibration.npz"
 ACCEPT_EVIDENCE = 0.9    # default; the calibration file carries a measured one
 MIN_CONFIDENCE = 0.97    # never name a ball below this calibrated confidence
+EARLY_EXIT = 0.9         # evidence from dark ink at which light ink is not tried
 EDGE_ON = math.cos(math.radians(58))   # print centre turned further than this from the camera
 
 
@@ -102,6 +103,21 @@ class Calibration:
         return ev >= self.accept and self(ev) >= MIN_CONFIDENCE
 
 
+def best_reading(guesses: list[Guess], cols: dict[str, float]):
+    """(posterior, glyph scores, guess per number, best index, evidence) or None."""
+    if not guesses:
+        return None
+    glyph, who = combine(guesses)
+    colour = column_vector(cols)
+    joint = glyph * colour
+    total = joint.sum()
+    if total <= 0:
+        return None
+    post = joint / total
+    i = int(np.argmax(post))
+    return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
+
+
 class BallReader:
     def __init__(self, region: tuple[float, float, float] | None = None, *,
                  weights: str | None = None, calibration: Calibration | None = None):
@@ -123,11 +139,19 @@ class BallReader:
         ball = find_ball(frame, self.region)
         if ball is None:
             return "no ball found"
-        prints = find_prints(frame, ball)
-        if not prints:
-            return ball, [], None
-        guesses = score_guesses(layouts(prints), self.model)
-        return ball, guesses, column_probabilities(frame, ball)
+        finder = PrintFinder(frame, ball)
+        cols = column_probabilities(frame, ball)
+        guesses: list[Guess] = []
+        # Dark ink is the common case: light ink is tried only when dark ink
+        # gives no strong reading (a fixed level, so calibration sees the same).
+        for polarity in ("dark", "light"):
+            p = finder.find(polarity)
+            if p is not None:
+                guesses += score_guesses(layouts([p]), self.model)
+            best = best_reading(guesses, cols)
+            if best is not None and best[4] >= EARLY_EXIT:
+                break
+        return ball, guesses, cols
 
     def _read(self, frame: np.ndarray) -> Reading:
         raw = self.raw(frame)
@@ -135,18 +159,11 @@ class BallReader:
             return Reading(None, None, None, 0.0, 0.0, raw)
         ball, guesses, cols = raw
         circle = ball.as_tuple()
-        if not guesses:
+        best = best_reading(guesses, cols)
+        if best is None:
             return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
-        glyph, who = combine(guesses)
-        colour = column_vector(cols)
-        joint = glyph * colour
-        total = joint.sum()
-        if total <= 0:
-            return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
-        post = joint / total
-        i = int(np.argmax(post))
+        post, glyph, who, i, ev = best
         number = i + 1
-        ev = reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
         conf = self.calibration(ev)
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]

@@ -225,8 +225,7 @@ def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs
 def _calib_chunk(args):
     seed, n, weights = args
     cv2.setNumThreads(1)
-    from .reader import BallReader, Calibration, reading_evidence
-    from .decode import column_vector, combine
+    from .reader import BallReader, Calibration, best_reading
     reader = BallReader(weights=weights, calibration=Calibration())
     rng = np.random.default_rng(seed)
     rows = []
@@ -237,15 +236,10 @@ def _calib_chunk(args):
         raw = reader.raw(frame)
         if isinstance(raw, str) or not raw[1]:
             continue
-        _ball, guesses, cols = raw
-        glyph, who = combine(guesses)
-        colour = column_vector(cols)
-        joint = glyph * colour
-        if joint.sum() <= 0:
+        best = best_reading(raw[1], raw[2])
+        if best is None:
             continue
-        post = joint / joint.sum()
-        i = int(np.argmax(post))
-        ev = reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
+        i, ev = best[3], best[4]
         rows.append((ev, float(i + 1 == number), scene.ink_visible))
     return np.asarray(rows).reshape(-1, 3)
 
