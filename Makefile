@@ -9,7 +9,7 @@ APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core f
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps venv test demo bench-vision bench-footprint install uninstall clean
+.PHONY: setup system-deps venv test demo bench-vision bench-footprint bench-sim install uninstall clean
 
 setup: system-deps venv
 
@@ -43,6 +43,10 @@ bench-vision: setup
 
 bench-footprint: setup
 	$(PY) -m services.bench_footprint
+
+SEEDS ?= 11 12
+bench-sim: setup
+	$(PY) -m services.bench_sim $(SEEDS)
 
 # On the Raspberry Pi: the appliance under systemd (see docs/install.md).
 install:

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -67,18 +69,26 @@ def run(label: str, gap_s: float, port: int, folder: Path, warmup: float, second
             "cpu_median": statistics.median(cpu), "cpu_max": max(cpu), "samples": len(cpu)}
 
 
-def main() -> int:
+@contextmanager
+def start_broker() -> Iterator[int]:
+    """A throwaway mosquitto on a free loopback port."""
     mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
     port = _free_port()
     broker = subprocess.Popen([mosquitto, "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            # Idle: the first ball is called, then the blower waits an hour.
-            idle = run("idle", 3600, port, Path(tmp), warmup=8, seconds=30)
-            # Calling: about one ball every 2 s (hold 0.5 s + gap + reading).
-            busy = run("calling", 1.0, port, Path(tmp), warmup=5, seconds=30)
+        yield port
     finally:
         broker.terminate()
+        broker.wait(timeout=10)
+
+
+def main() -> int:
+    with start_broker() as port, tempfile.TemporaryDirectory() as tmp:
+        # Idle: the first ball is called, then the blower waits an hour.
+        idle = run("idle", 3600, port, Path(tmp), warmup=8, seconds=30)
+        # Calling: about one ball every 2 s (hold 0.5 s + gap + reading).
+        busy = run("calling", 1.0, port, Path(tmp), warmup=5, seconds=30)
     print("ballreader footprint (simulation; 2 s samples over 30 s)")
     print(f"{'state':<10}{'RSS median MB':>15}{'RSS max MB':>12}{'CPU median %':>14}{'CPU max %':>11}")
     for r in (idle, busy):
