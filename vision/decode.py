@@ -31,7 +31,7 @@ LETTER_UNSEEN = 0.3
 # right ball, but never strongly enough to call it alone.
 TRUNCATED = 0.02
 # A glyph touching the lip or the rim may have lost an edge: weaker evidence.
-CLIPPED = 0.5
+CLIPPED = 0.75
 
 
 def _glyphs(lay: Layout) -> list:
