@@ -20,16 +20,22 @@ import cv2
 
 from firmware.ball_sensor import BallSensor
 from services import __version__, selftest, systemd_notify
+from services.clock import clock_synchronised
 from services.commands import execute
 from services.config import Config
 from services.engine import DrawEngine, Outcome
 from services.ha_discovery import HomeAssistantDiscovery
 from services.mqtt_link import MqttLink
-from services.clock import clock_synchronised
 from services.record import Record, RecordError, utc_now
 from services.serial_board import SerialBoard
 from services.speech import Speaker
-from vision.frame_source import CameraFault, FrameSource, OpenCVSource, Picamera2Source, SimulatedSource
+from vision.frame_source import (
+    CameraFault,
+    FrameSource,
+    OpenCVSource,
+    Picamera2Source,
+    SimulatedSource,
+)
 from vision.fusion import fuse
 from vision.reader import BallReader
 
@@ -260,6 +266,18 @@ class Appliance:
             listener(outcome.decision)
         return outcome
 
+    def _read_safely(self, presentation: int) -> Outcome | None:
+        """read_ball, with nothing able to stop the reader thread; None when the ball was not read."""
+        try:
+            return self.read_ball(presentation)
+        except RecordError as e:
+            self._record_failed(e)
+        except Exception:  # a reader bug must not stop the appliance; the ball is read again
+            log.exception("reading the ball failed")
+            for listener in self.outcome_listeners:
+                listener("represent")
+        return None
+
     def _reader_loop(self) -> None:
         presentation = 0
         while not self.stop_event.is_set():
@@ -268,19 +286,11 @@ class Appliance:
             except queue.Empty:
                 continue
             presentation += 1
-            try:
-                outcome = self.read_ball(presentation)
-            except RecordError as e:
-                self._record_failed(e)
-                continue
-            except Exception:  # a reader bug must not stop the appliance; the ball is read again
-                log.exception("reading the ball failed")
-                for listener in self.outcome_listeners:
-                    listener("represent")
-                continue
+            outcome = self._read_safely(presentation)
             # A camera fault while the ball is still in the holder: read it again once frames return.
-            while outcome is None and self.sensor.active and not self.stop_event.wait(CAMERA_RETRY_S):
-                outcome = self.read_ball(presentation)
+            while (outcome is None and CAMERA_FAULT in self.engine.faults and self.sensor and self.sensor.active
+                   and not self.stop_event.wait(CAMERA_RETRY_S)):
+                outcome = self._read_safely(presentation)
             if outcome is None or outcome.decision != "represent":
                 presentation = 0
 
