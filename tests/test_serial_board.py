@@ -6,6 +6,7 @@ import select
 import termios
 
 import pytest
+from pty_pair import read_exactly
 from pydantic import ValidationError
 
 from firmware.serial_port import PySerialLink
@@ -20,16 +21,6 @@ def pty_pair():
     yield board_fd, path, port_fd
     os.close(board_fd)
     os.close(port_fd)
-
-
-def read_exactly(fd: int, n: int, timeout: float = 5.0) -> bytes:
-    data = b""
-    while len(data) < n:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            break
-        data += os.read(fd, n - len(data))
-    return data
 
 
 def call(seq, ball, number, game=1, index=1, event_type="called", **extra):

@@ -1,24 +1,13 @@
 """The serial link over pyserial's loop:// and over a real pseudo-terminal pair."""
 
 import os
-import select
 
 import pytest
+from pty_pair import read_exactly
 
 from firmware.serial_port import PySerialLink, SerialLink, SerialPortError
 
 ALL_BYTES = bytes(range(256))
-
-
-def read_fd(fd, n, timeout=5.0):
-    """Read exactly n bytes from a file descriptor, or fewer if nothing comes for `timeout`."""
-    data = b""
-    while len(data) < n:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            break
-        data += os.read(fd, n - len(data))
-    return data
 
 
 @pytest.fixture
@@ -56,7 +45,7 @@ def test_pty_carries_every_byte_both_ways(pty_pair):
     with PySerialLink(path, baudrate=19200, parity="N", bytesize=8, stopbits=1, timeout=2.0) as link:
         # Raw mode: no echo, no CR/LF translation, no control characters eaten.
         link.write(ALL_BYTES)
-        assert read_fd(master, len(ALL_BYTES)) == ALL_BYTES
+        assert read_exactly(master, len(ALL_BYTES)) == ALL_BYTES
         os.write(master, ALL_BYTES)
         assert link.read(len(ALL_BYTES)) == ALL_BYTES
         assert link.read(1, timeout=0.05) == b""
