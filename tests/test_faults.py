@@ -115,14 +115,11 @@ def pings(sock, seconds):
     return count
 
 
-def test_camera_stops_delivering(tmp_path, mosquitto):
+def test_camera_stops_delivering(tmp_path, mosquitto, monkeypatch):
     sock, path = watchdog_socket(tmp_path)
-    os.environ["NOTIFY_SOCKET"] = str(path)
-    try:
-        proc = start_appliance(tmp_path, mosquitto, "--sim", "--seed", "2",
-                               config={"camera": {"frame_timeout_s": 1.0}, "sim": {"gap_s": 3}})
-    finally:
-        del os.environ["NOTIFY_SOCKET"]
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    proc = start_appliance(tmp_path, mosquitto, "--sim", "--seed", "2",
+                           config={"camera": {"frame_timeout_s": 1.0}, "sim": {"gap_s": 3}})
     try:
         with Subscriber(mosquitto, f"{T}/#") as sub:
             sub.wait_for(lambda m: m.topic == f"{T}/availability" and m.payload == b"online", timeout=30)
@@ -240,19 +237,11 @@ def test_edited_record_locks_calls_until_cleared(tmp_path, mosquitto):
                 proc.kill()
 
 
-def test_unsynchronised_clock_is_marked(tmp_path, mosquitto):
-    os.environ["BALLREADER_CLOCK_SYNCED"] = "0"
-    try:
-        proc = start_appliance(tmp_path, mosquitto, "--sim", "--balls", "2", "--seed", "9")
-    finally:
-        del os.environ["BALLREADER_CLOCK_SYNCED"]
-    assert proc.wait(timeout=120) == 0, log_of(proc)
-    os.environ["BALLREADER_CLOCK_SYNCED"] = "1"
-    try:
-        proc = start_appliance(tmp_path, mosquitto, "--sim", "--balls", "1", "--seed", "10")
-    finally:
-        del os.environ["BALLREADER_CLOCK_SYNCED"]
-    assert proc.wait(timeout=120) == 0, log_of(proc)
+def test_unsynchronised_clock_is_marked(tmp_path, mosquitto, monkeypatch):
+    for synced, balls, seed in (("0", "2", "9"), ("1", "1", "10")):  # after boot, then once NTP has set it
+        monkeypatch.setenv("BALLREADER_CLOCK_SYNCED", synced)
+        proc = start_appliance(tmp_path, mosquitto, "--sim", "--balls", balls, "--seed", seed)
+        assert proc.wait(timeout=120) == 0, log_of(proc)
     events = list(Record(tmp_path / "record.db").events())
     calls = [e for e in events if e.kind == "call"]
     assert [e.clock_ok for e in calls] == [False, False, True]
