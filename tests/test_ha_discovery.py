@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -22,13 +23,24 @@ class Appliance:
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="ballreader-hall-1")
         self.client.on_connect = self._on_connect
         self.client.on_message = lambda c, u, msg: discovery.on_status(msg)
+        self.online = threading.Event()
+        self._online_mid = None
+        self.client.on_publish = self._on_publish
         self.client.connect("127.0.0.1", broker.port)
         self.client.loop_start()
+        # Wait until the broker holds what was published on connect: a subscriber that
+        # comes after must get the retained copies, not live ones (the race CI once lost).
+        assert self.online.wait(10)
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         client.subscribe(STATUS_TOPIC, qos=1)
         self.discovery.publish(client)
-        client.publish("bingo/hall-1/availability", "online", qos=1, retain=True)
+        # Published last on the same connection: once the broker acks it, it has the rest.
+        self._online_mid = client.publish("bingo/hall-1/availability", "online", qos=1, retain=True).mid
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties):
+        if mid == self._online_mid:
+            self.online.set()
 
     def close(self):
         self.client.disconnect()
