@@ -3,9 +3,9 @@ VENV    ?= .venv
 PY      := $(VENV)/bin/python
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the appliance and its tests use (chromium for the browser tests,
-# tesseract-ocr for the side-by-side benchmark, systemd for `systemd-analyze verify`).
-APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core fonts-liberation \
-                fonts-freefont-ttf tesseract-ocr espeak-ng systemd python3-venv iproute2 openssl
+# the fonts the renderer draws balls with, tesseract-ocr for the side-by-side benchmark, systemd for `systemd-analyze verify`).
+APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core fonts-dejavu-extra fonts-liberation \
+                fonts-freefont-ttf fonts-urw-base35 fonts-noto-mono tesseract-ocr espeak-ng systemd python3-venv iproute2 openssl
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 

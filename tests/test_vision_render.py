@@ -73,3 +73,13 @@ def test_print_turned_half_way_round_shows_the_other_side():
     base = random_scene(61, rng, lip_frac=-0.3, centre=(320, 240), radius=130)
     assert scene_with(base, turned_deg=180.0).ink_visible == pytest.approx(1.0, abs=0.02)
     assert scene_with(base, turned_deg=90.0).ink_visible < 0.1
+
+
+def test_every_font_the_renderer_draws_with_is_installed():
+    # `make setup` installs them (fonts-urw-base35, fonts-noto-mono, ...); a missing
+    # one would only show up later as a random failure in training or the simulator.
+    from vision.render import DEV_FONTS, TRAIN_FONTS
+    from vision.render_decal import font_path
+
+    for name in TRAIN_FONTS + DEV_FONTS:
+        assert font_path(name).endswith(name)
