@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from .balls import LETTERS
-from .locate import Circle
+from .locate import Circle, above_lip
 
 # OpenCV hue (0..180) ranges of each column colour.
 _HUE_COLUMN = (
@@ -35,8 +35,7 @@ def column_probabilities(frame: np.ndarray, ball: Circle) -> dict[str, float]:
     yy, xx = np.mgrid[0:roi.shape[0], 0:roi.shape[1]].astype(np.float32)
     fx, fy = (xx + 0.5) / s + x0, (yy + 0.5) / s + y0
     inside = (fx - x) ** 2 + (fy - y) ** 2 < (0.9 * r) ** 2
-    if ball.lip_y is not None:
-        inside &= fy < ball.lip_y - 0.05 * r
+    inside &= above_lip(ball.lip, fx, fy, 0.05 * r)
     px = hsv[inside]
     if len(px) < 20:
         return {c: 0.2 for c in LETTERS}

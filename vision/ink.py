@@ -10,6 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .locate import above_lip
 from .sphere import Flat, pixel_normals
 
 _K7 = cv2.getStructuringElement(cv2.MORPH_RECT, (7, 7))     # square kernels: separable, fast
@@ -22,7 +23,7 @@ def _max_channel(img: np.ndarray) -> np.ndarray:
 
 
 def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
-                       lip_y: float | None = None) -> np.ndarray | None:
+                       lip: tuple[float, float, float] | None = None) -> np.ndarray | None:
     """Direction (unit vector) of the print's centre: the mean sphere normal of the ink."""
     x, y, r = ball
     h, w = frame.shape[:2]
@@ -39,8 +40,7 @@ def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
     xs = (xs + 0.5) / s + x0 - 0.5
     ys = (ys + 0.5) / s + y0 - 0.5
     inside = (xs - x) ** 2 + (ys - y) ** 2 < (0.94 * r) ** 2
-    if lip_y is not None:
-        inside &= ys < lip_y - 0.04 * r
+    inside &= above_lip(lip, xs, ys, 0.04 * r)
     wgt = d[inside]
     if wgt.size < 20:
         return None

@@ -25,10 +25,24 @@ class Circle:
     y: float
     r: float
     support: float      # share of the rim seen as a clear bright -> dark edge
-    lip_y: float | None = None   # frame row where the holder lip starts hiding the ball, if it does
+    lip_y: float | None = None   # row of the holder lip's edge below the ball's centre, if it hides any
+    lip_slope: float = 0.0       # the lip's edge as a line: rows per column
 
     def as_tuple(self) -> tuple[float, float, float]:
         return (float(self.x), float(self.y), float(self.r))
+
+    @property
+    def lip(self) -> tuple[float, float, float] | None:
+        """(x, row at x, slope) of the lip's edge, or None: what sphere/ink/colour take."""
+        return None if self.lip_y is None else (float(self.x), float(self.lip_y), float(self.lip_slope))
+
+
+def above_lip(lip: tuple[float, float, float] | None, xs, ys, margin: float = 0.0):
+    """True where frame points (xs, ys) lie above the lip's edge by more than margin."""
+    if lip is None:
+        return np.ones(np.shape(xs), bool)
+    x, row, slope = lip
+    return ys < row + slope * (xs - x) - margin
 
 
 def brightness(frame: np.ndarray) -> np.ndarray:
@@ -136,11 +150,60 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
             ex, ey = ex[keep], ey[keep]
         x, y, r = float(nx), float(ny), nr
         support = len(ex) / _RAYS
-    # The lowest rim point seen: below it the lip hides the ball (when it is
-    # clearly above the bottom of the circle).
+    # The lowest rim point seen: below it the lip may hide the ball. A rim lost
+    # in the shadow under a dark ball looks the same, so the lip must show itself
+    # as a straight edge across the ball.
     low = float(ey.max())
-    lip_y = low + 0.03 * r + y0 if low < y + 0.93 * r else None
-    return Circle(x + x0, y + y0, r, support, lip_y)
+    lip = _lip_edge(vf, x, y, r, low) if low < y + 0.93 * r else None
+    if lip is None:
+        return Circle(x + x0, y + y0, r, support)
+    return Circle(x + x0, y + y0, r, support, lip[0] + y0, lip[1])
+
+
+_LIP_U = np.linspace(-0.6, 0.6, 13, dtype=np.float32)     # columns, in radii from the centre
+_PAIRS = np.triu_indices(len(_LIP_U), 1)
+
+
+def _lip_edge(vf: np.ndarray, x: float, y: float, r: float, low: float) -> tuple[float, float] | None:
+    """The holder lip's upper edge as (row below the centre, slope), or None when there is no lip.
+
+    Down each of 13 columns across the ball, the lowest clear brightness step
+    above the rim (either way: the lip may be lighter or darker than the ball).
+    A lip is a straight edge, often slanted (the ball is not at the middle of
+    the holder's curve): most columns' steps lie on one line. Print, a disc's
+    edge or smooth shading do not line up like that.
+    """
+    ts = np.linspace(0.0, 1.0, 40, dtype=np.float32)
+    px = np.repeat((x + r * _LIP_U)[:, None], len(ts), 1)
+    bottom = y + r * np.sqrt(1 - _LIP_U ** 2)                 # the rim below each column
+    top = np.minimum(low - 0.45 * r, bottom - 0.05 * r)       # search near the lowest rim point only
+    py = top[:, None] + (bottom - top)[:, None] * ts[None, :]
+    prof = cv2.remap(vf, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    d = np.abs(prof[:, 3:] - prof[:, :-3])
+    mid_rows = py[:, 1:-2]
+    step = (d > 14.0) & (mid_rows < (bottom - 0.04 * r)[:, None])
+    # Below the lip there is only the holder: the lip is the lowest clear step
+    # (print above it may step more strongly). Climb to that step's peak.
+    cols = np.arange(len(_LIP_U))
+    j = step.shape[1] - 1 - np.argmax(step[:, ::-1], axis=1)
+    for _ in range(3):
+        up = (j > 0) & (d[cols, np.maximum(j - 1, 0)] > d[cols, j])
+        j = np.where(up, j - 1, j)
+    strong = step.any(axis=1)
+    rows = mid_rows[cols, j]
+    if strong.sum() < 8:
+        return None
+    # Theil-Sen line through the steps: robust to the few that are print.
+    u = _LIP_U * r
+    i, k = _PAIRS
+    ok = strong[i] & strong[k]
+    slope = float(np.median((rows[k] - rows[i])[ok] / (u[k] - u[i])[ok]))
+    row0 = float(np.median((rows - slope * u)[strong]))
+    line = row0 + slope * u
+    agree = strong & (np.abs(rows - line) < 0.04 * r)
+    if agree.sum() < 8 or abs(slope) > 0.7:
+        return None
+    return row0 - 0.01 * r, slope
 
 
 def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = None,
@@ -181,4 +244,4 @@ def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = Non
 def _to_full(c: Circle) -> Circle:
     """Half-resolution circle -> frame pixels."""
     lip = None if c.lip_y is None else 2 * c.lip_y + 0.5
-    return Circle(2 * c.x + 0.5, 2 * c.y + 0.5, 2 * c.r, c.support, lip)
+    return Circle(2 * c.x + 0.5, 2 * c.y + 0.5, 2 * c.r, c.support, lip, c.lip_slope)

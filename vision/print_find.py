@@ -28,12 +28,12 @@ class PrintFinder:
         self.frame, self.ball, self.recentre = frame, ball, recentre
         self.circle = ball.as_tuple()
         self._first = None
-        self._c0 = rough_print_centre(frame, self.circle, ball.lip_y)
+        self._c0 = rough_print_centre(frame, self.circle, ball.lip)
 
     def find(self, polarity: str) -> Print | None:
         if self._c0 is None:
             return None
-        frame, circle, lip = self.frame, self.circle, self.ball.lip_y
+        frame, circle, lip = self.frame, self.circle, self.ball.lip
         if self._first is None:
             flat = flatten(frame, circle, self._c0, lip)
             self._first = (flat, ink_maps(flat))

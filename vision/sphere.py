@@ -60,7 +60,7 @@ def sphere_points(centre: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> np.ndar
 
 
 def flatten(frame: np.ndarray, ball: tuple[float, float, float], centre: np.ndarray,
-            lip_y: float | None = None) -> Flat:
+            lip: tuple[float, float, float] | None = None) -> Flat:
     """Sample the sphere around centre into a PATCH x PATCH image."""
     x, y, r = ball
     c = centre / np.linalg.norm(centre)
@@ -70,8 +70,9 @@ def flatten(frame: np.ndarray, ball: tuple[float, float, float], centre: np.ndar
     my = p[..., 1] * np.float32(r) + np.float32(y - 0.5)
     h, w = frame.shape[:2]
     valid = (p[..., 2] > 0.08) & (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
-    if lip_y is not None:
-        valid &= my < lip_y - 1.5
+    if lip is not None:
+        lx, ly, slope = lip
+        valid &= my < ly + slope * (mx - lx) - 1.5
     img = cv2.remap(frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return Flat(img, valid, c, e1, e2, mx, my)
 
