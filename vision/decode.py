@@ -34,6 +34,25 @@ TRUNCATED = 0.02
 CLIPPED = 0.75
 
 
+# Closed loops each class may have (digits 0-9, letters B I N G O, reject). Ink
+# hardly gains a loop, so a glyph with more loops than its class allows is
+# not that class (a broken 8 with one loop left is no 3); a loop can be lost
+# (glare or blur breaks or fills it), so too few loops costs only a little.
+# A slashed zero (monospace fonts) has two.
+_MAX_HOLES = np.array([2, 0, 0, 0, 1, 0, 1, 0, 2, 1, 2, 0, 0, 0, 1, 99])
+_MIN_HOLES = np.array([1, 0, 0, 0, 0, 0, 1, 0, 2, 1, 2, 0, 0, 0, 1, 0])
+EXTRA_LOOP = 0.02
+MISSING_LOOP = 0.5
+
+
+def loop_factors(holes: list[int]) -> np.ndarray:
+    """(n glyphs, 16 classes) factor for how well each glyph's loops fit each class."""
+    h = np.asarray(holes, np.int64)[:, None]
+    extra = np.where(h > _MAX_HOLES[None, :], EXTRA_LOOP, 1.0)
+    missing = MISSING_LOOP ** np.clip(_MIN_HOLES[None, :] - h, 0, None)
+    return extra * missing
+
+
 def _glyphs(lay: Layout) -> list:
     return ([lay.letter] if lay.letter is not None else []) + lay.digits
 
@@ -59,13 +78,12 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     """Classify all glyphs of all guesses in one batch and score the 75 numbers under each."""
     if not pairs:
         return []
-    glyphs, aspects, owners = [], [], []
-    for i, (_p, lay) in enumerate(pairs):
-        for g, a in zip(_glyphs(lay), lay.aspects):
-            glyphs.append(g)
-            aspects.append(a)
-            owners.append(i)
-    probs = model.proba(features(glyphs, aspects))
+    glyphs, aspects, holes = [], [], []
+    for _p, lay in pairs:
+        glyphs += _glyphs(lay)
+        aspects += lay.aspects
+        holes += lay.holes
+    probs = model.proba(features(glyphs, aspects)) * loop_factors(holes)
     out = []
     k = 0
     for p, lay in pairs:

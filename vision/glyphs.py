@@ -35,6 +35,7 @@ class Layout:
     underline: bool
     boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # upright patch boxes
     aspects: list[float] = field(default_factory=list)   # width / height of letter, digits
+    holes: list[int] = field(default_factory=list)       # closed loops in each glyph's ink (8: 2, 6: 1)
     truncated: bool = False    # stray ink near the print, or a lone digit with its neighbour unseen
     clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
 
@@ -82,14 +83,29 @@ def ink_centre(mask: np.ndarray) -> tuple[float, float] | None:
     return float((xs * a).sum() / a.sum()), float((ys * a).sum() / a.sum())
 
 
+def _own_ink(labels: np.ndarray, blob: _Blob) -> np.ndarray:
+    """Bool mask of the blob's own ink inside its box (a merged blob: all its parts)."""
+    lab = labels[blob.y:blob.y + blob.h, blob.x:blob.x + blob.w]
+    if blob.label >= 0:
+        return lab == blob.label
+    return np.isin(lab, [p.label for p in blob.parts])
+
+
+def hole_count(labels: np.ndarray, blob: _Blob) -> int:
+    """Closed loops in the blob's ink: paper regions it encloses (specks left out).
+    Ink can lose a loop (glare breaks a stroke) but hardly gains one."""
+    own = _own_ink(labels, blob)
+    paper = np.pad(~own, 1, constant_values=True).astype(np.uint8)
+    n, _lab, stats, _c = cv2.connectedComponentsWithStats(paper, connectivity=4)
+    least = max(4, 0.015 * blob.w * blob.h)
+    # Component 1 is the paper around the glyph (it holds the padded border).
+    return int(sum(1 for i in range(2, n) if stats[i, cv2.CC_STAT_AREA] >= least))
+
+
 def glyph_image(strength: np.ndarray, labels: np.ndarray, blob: _Blob) -> np.ndarray:
     """The blob's ink, scaled so its longer side fills 16 of GLYPH pixels, centred."""
     x, y, w, h = blob.x, blob.y, blob.w, blob.h
-    lab = labels[y:y + h, x:x + w]
-    if blob.label >= 0:
-        own = lab == blob.label
-    else:
-        own = np.isin(lab, [p.label for p in blob.parts])
+    own = _own_ink(labels, blob)
     crop = strength[y:y + h, x:x + w] * own
     s = 16.0 / max(w, h)
     nw, nh = max(1, int(round(w * s))), max(1, int(round(h * s)))
@@ -231,15 +247,16 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     dig = []
     for d in digits:
         if isinstance(d, _Blob):
-            dig.append((glyph_image(s, labels, d), d.w / d.h, (d.x, d.y, d.w, d.h)))
+            dig.append((glyph_image(s, labels, d), d.w / d.h, (d.x, d.y, d.w, d.h), hole_count(labels, d)))
         else:
-            g, a, box = _cut(s, labels, *d)
-            dig.append((g, a, box))
-    boxes = [(b[2]) for b in dig]
-    aspects = [a for _g, a, _b in dig]
+            dig.append(_cut(s, labels, *d))
+    boxes = [b[2] for b in dig]
+    aspects = [b[1] for b in dig]
+    holes = [b[3] for b in dig]
     if letter is not None:
         boxes = [(letter.x, letter.y, letter.w, letter.h)] + boxes
         aspects = [letter.w / letter.h] + aspects
+        holes = [hole_count(labels, letter)] + holes
         let_img = glyph_image(s, labels, letter)
         let_h = float(letter.h)
     else:
@@ -256,8 +273,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         hidden = _hidden_nearby(v, boxes, tall, lone_digit=len(dig) == 1)
         truncated = hidden == "severe"
         clipped = hidden == "mild"
-    return Layout(angle_deg, let_img, [g for g, _a, _b in dig], let_h, float(tall), underline, boxes, aspects,
-                  truncated, clipped)
+    return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
+                  holes, truncated, clipped)
 
 
 def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
@@ -346,7 +363,7 @@ def _split_touching(row: list[_Blob], tall: float):
 
 
 def _cut(s: np.ndarray, labels: np.ndarray, blob: _Blob, x: int, y: int, w: int, h: int, _i: int):
-    """Glyph of one half of a blob, trimmed to its own ink."""
+    """Glyph of one half of a blob, trimmed to its own ink: (image, aspect, box, holes)."""
     sub = (labels[y:y + h, x:x + w] == blob.label)
     cols = np.nonzero(sub.any(0))[0]
     rows = np.nonzero(sub.any(1))[0]
@@ -354,4 +371,5 @@ def _cut(s: np.ndarray, labels: np.ndarray, blob: _Blob, x: int, y: int, w: int,
     if len(cols) and len(rows):
         part = _Blob(blob.label, x + int(cols[0]), y + int(rows[0]), int(cols[-1] - cols[0] + 1),
                      int(rows[-1] - rows[0] + 1), blob.area, 0, 0)
-    return glyph_image(s, labels, part), part.w / max(part.h, 1), (part.x, part.y, part.w, part.h)
+    return (glyph_image(s, labels, part), part.w / max(part.h, 1), (part.x, part.y, part.w, part.h),
+            hole_count(labels, part))

@@ -1,0 +1,40 @@
+"""Glyph loops: a glyph with more closed loops than a class allows is not that class."""
+import cv2
+import numpy as np
+import pytest
+
+from vision.classify import CLASSES
+from vision.decode import EXTRA_LOOP, MISSING_LOOP, loop_factors
+from vision.glyphs import _blobs, hole_count
+
+
+def _glyph_mask(text: str) -> np.ndarray:
+    img = np.zeros((80, 80), np.uint8)
+    cv2.putText(img, text, (14, 62), cv2.FONT_HERSHEY_SIMPLEX, 2.0, 255, 5)
+    return img > 0
+
+
+@pytest.mark.parametrize("text, loops", [("8", 2), ("9", 1), ("6", 1), ("4", 1), ("3", 0), ("7", 0)])
+def test_loops_are_counted(text, loops):
+    labels, blobs = _blobs(_glyph_mask(text))
+    assert len(blobs) == 1
+    assert hole_count(labels, blobs[0]) == loops
+
+
+def test_a_speck_of_paper_inside_a_stroke_is_no_loop():
+    mask = _glyph_mask("3")
+    ys, xs = np.nonzero(mask)
+    mask[ys[len(ys) // 2], xs[len(xs) // 2]] = False     # one pixel of noise
+    labels, blobs = _blobs(mask)
+    assert hole_count(labels, blobs[0]) == 0
+
+
+def test_an_eight_broken_open_is_no_three():
+    # A broken 8 keeps one loop: it may still be an 8 (a little less sure), never a 3.
+    f = loop_factors([1])[0]
+    assert f[CLASSES.index("3")] == EXTRA_LOOP
+    assert f[CLASSES.index("8")] == MISSING_LOOP
+    assert f[CLASSES.index("6")] == f[CLASSES.index("9")] == 1.0
+    # Two loops fit only 8, B and a slashed zero (and "reject").
+    two = loop_factors([2])[0]
+    assert {CLASSES[i] for i in np.nonzero(two == 1.0)[0]} == {"0", "8", "B", "reject"}
