@@ -38,3 +38,20 @@ def test_an_eight_broken_open_is_no_three():
     # Two loops fit only 8, B and a slashed zero (and "reject").
     two = loop_factors([2])[0]
     assert {CLASSES[i] for i in np.nonzero(two == 1.0)[0]} == {"0", "8", "B", "reject"}
+
+
+def test_a_seven_whose_bar_a_highlight_broke_off_is_still_one_digit():
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    img = np.zeros((PATCH, PATCH), np.uint8)
+    cv2.putText(img, "B", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
+    cv2.putText(img, "17", (26, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
+    _labels, blobs = _blobs(img > 0)
+    seven = max(blobs, key=lambda b: b.x)
+    cut = seven.y + max(4, seven.h // 5)
+    img[cut:cut + 2, seven.x:seven.x + seven.w] = 0     # the bar now floats above the stem
+    mask = img > 0
+    assert len(_blobs(mask)[1]) == 4
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay is not None and lay.letter is not None
+    assert len(lay.digits) == 2 and not lay.truncated

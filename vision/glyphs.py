@@ -230,7 +230,14 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         row = [b for b in row if abs(b.cx - letter.cx) < 1.6 * tall]
     if not row:
         return None
-    row = _merge_columns(row)
+    # Pieces of a glyph a highlight broke off (a 7's bar, a 6's bowl) are too
+    # short for the row on their own: they join the glyph whose column they share.
+    # Flat blobs below the middle are underlines and stay apart.
+    pieces = [b for b in rest if b not in row and abs(b.cy - base) < 0.6 * tall
+              and not (b.cy > base and b.w > 2.0 * b.h)]
+    row = [b for b in _merge_columns(row + pieces) if b.h >= 0.55 * tall and b.h <= 1.2 * tall]
+    if not row:
+        return None
     row.sort(key=lambda b: b.cx)
     bottom = max(b.y + b.h for b in row)
     left, right = min(b.x for b in row), max(b.x + b.w for b in row)
