@@ -41,7 +41,7 @@ demo: setup
 bench-vision: setup
 	$(PY) -m vision.bench
 
-# Reproduces vision/data/*.npz from a seed (about 7 minutes on 2 cores; no torch).
+# Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
 train-vision: setup
 	$(PY) -m vision.train --seed 1 --calib 4000
 
