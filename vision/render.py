@@ -141,6 +141,11 @@ def random_scene(number: int, rng: np.random.Generator, **overrides) -> Scene:
     return Scene(**kw)
 
 
+# The empty holder when no scene says how it is lit: one object, so its clean
+# frame is drawn once (the simulated camera shows it every second between balls).
+_DEFAULT_HOLDER = Scene(number=1, style="disc", font="")
+
+
 def render(scene: Scene | None, rng: np.random.Generator, size=(640, 480), *,
            holder: Scene | None = None) -> np.ndarray:
     """One camera frame (BGR uint8, size = (width, height)).
@@ -148,8 +153,8 @@ def render(scene: Scene | None, rng: np.random.Generator, size=(640, 480), *,
     scene None renders the empty holder (lit like `holder` when given).
     """
     if scene is None:
-        clean = _empty_clean(holder or Scene(number=1, style="disc", font=""), size)
-        base = holder or Scene(number=1, style="disc", font="")
+        base = holder or _DEFAULT_HOLDER
+        clean = _empty_clean(base, size)
     else:
         key = ("clean", tuple(size))
         if key not in scene._cache:
