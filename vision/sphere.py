@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .locate import above_lip
+
 PATCH = 102                           # flattened print: PATCH x PATCH pixels (0.82 deg each)
 PATCH_HALF_DEG = 42.0                 # ... covering +-42 degrees around the print centre
 _DEG_PER_PX = 2 * PATCH_HALF_DEG / PATCH
@@ -70,9 +72,7 @@ def flatten(frame: np.ndarray, ball: tuple[float, float, float], centre: np.ndar
     my = p[..., 1] * np.float32(r) + np.float32(y - 0.5)
     h, w = frame.shape[:2]
     valid = (p[..., 2] > 0.08) & (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
-    if lip is not None:
-        lx, ly, slope = lip
-        valid &= my < ly + slope * (mx - lx) - 1.5
+    valid &= above_lip(lip, mx, my, 1.5)
     img = cv2.remap(frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return Flat(img, valid, c, e1, e2, mx, my)
 
