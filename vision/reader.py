@@ -19,6 +19,7 @@ from .balls import ball_name, letter_for
 from .classify import load_model
 from .colour import column_probabilities
 from .decode import LETTER_UNSEEN, Guess, column_vector, combine, layouts, score_guesses
+from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import PrintFinder
 from .sphere import PATCH
@@ -121,6 +122,7 @@ def best_reading(guesses: list[Guess], cols: dict[str, float]):
 class BallReader:
     def __init__(self, region: tuple[float, float, float] | None = None, *,
                  weights: str | None = None, calibration: Calibration | None = None):
+        keep_freed_memory()        # process-wide; see vision/heap.py
         self.region = region
         self.model = load_model(weights)
         self.calibration = calibration or Calibration.load()
