@@ -12,6 +12,7 @@ import numpy as np
 
 from .locate import above_lip
 from .sphere import Flat, pixel_normals
+from .stats import median, percentile
 
 _K7 = cv2.getStructuringElement(cv2.MORPH_RECT, (7, 7))     # square kernels: separable, fast
 _K13 = cv2.getStructuringElement(cv2.MORPH_RECT, (13, 13))   # wider than a stroke at 0.82 deg/px
@@ -44,7 +45,7 @@ def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
     wgt = d[inside]
     if wgt.size < 20:
         return None
-    wgt = np.where(wgt > np.percentile(wgt, 70), wgt, 0)
+    wgt = np.where(wgt > percentile(wgt, 70), wgt, 0)
     if wgt.sum() <= 0:
         return None
     n = pixel_normals(xs[inside], ys[inside], ball)
@@ -59,7 +60,8 @@ def ink_maps(flat: Flat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not flat.valid.all():
         # Fill what the frame does not show with the paper's median colour,
         # so the lip and the far side make no ink.
-        fill = np.median(img[flat.valid], axis=0) if flat.valid.any() else np.zeros(3)
+        seen = img[flat.valid]
+        fill = np.array([median(seen[:, c]) for c in range(3)]) if len(seen) else np.zeros(3)
         img = img.copy()
         img[~flat.valid] = fill.astype(np.uint8)
     close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K13)

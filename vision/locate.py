@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .stats import median, percentile
+
 SCALE = 4
 _RAYS = 72
 _ANG = np.linspace(0, 2 * np.pi, _RAYS, endpoint=False)
@@ -127,7 +129,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
         j = np.argmax(d, axis=1)
         step = d[np.arange(_RAYS), j]
         # A rim is a clear drop; rays over the lip or a dark rim give weak steps.
-        strong = step > max(20.0, 0.45 * float(np.percentile(step, 75)))
+        strong = step > max(20.0, 0.45 * float(percentile(step, 75)))
         if strong.sum() < 12:
             return None
         k = ks[j + 2]
@@ -143,7 +145,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
             nx, ny = sol[0] / 2, sol[1] / 2
             nr = float(np.sqrt(max(sol[2] + nx * nx + ny * ny, 1.0)))
             res = np.hypot(ex - nx, ey - ny) - nr
-            tol = max(1.5, 2.0 * float(np.median(np.abs(res))))
+            tol = max(1.5, 2.0 * float(median(np.abs(res))))
             keep = (res > -tol) & (res < 2 * tol)
             if keep.all() or keep.sum() < 10:
                 break
@@ -197,8 +199,8 @@ def _lip_edge(vf: np.ndarray, x: float, y: float, r: float, low: float) -> tuple
     u = _LIP_U * r
     i, k = _PAIRS
     ok = strong[i] & strong[k]
-    slope = float(np.median((rows[k] - rows[i])[ok] / (u[k] - u[i])[ok]))
-    row0 = float(np.median((rows - slope * u)[strong]))
+    slope = float(median((rows[k] - rows[i])[ok] / (u[k] - u[i])[ok]))
+    row0 = float(median((rows - slope * u)[strong]))
     line = row0 + slope * u
     agree = strong & (np.abs(rows - line) < 0.04 * r)
     if agree.sum() < 8 or abs(slope) > 0.7:

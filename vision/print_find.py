@@ -10,6 +10,7 @@ from .glyphs import ink_centre
 from .ink import ink_maps, ink_mask, rough_print_centre
 from .locate import Circle
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
+from .stats import percentile
 
 
 @dataclass
@@ -51,7 +52,7 @@ class PrintFinder:
             m = ink_mask(s, flat.valid)
         if not m.any():
             return None
-        t = max(float(np.percentile(s[m], 10)), 1.0)
+        t = max(float(percentile(s[m], 10)), 1.0)
         soft = np.clip((s - 0.5 * t) / (1.5 * t), 0, 1).astype(np.float32)
         return Print(polarity, flat, soft, m)
 
