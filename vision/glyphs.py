@@ -55,10 +55,9 @@ class _Blob:
 def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[_Blob]]:
     n, labels, stats, cents = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
     out = []
-    for i in range(1, n):
-        x, y, w, h, a = (int(v) for v in stats[i])
-        if a >= MIN_AREA:
-            out.append(_Blob(i, x, y, w, h, a, float(cents[i][0]), float(cents[i][1])))
+    for i, ((x, y, w, h, a), (cx, cy)) in enumerate(zip(stats.tolist(), cents.tolist())):
+        if i and a >= MIN_AREA:
+            out.append(_Blob(i, x, y, w, h, a, cx, cy))
     return labels, out
 
 
@@ -95,7 +94,8 @@ def hole_count(labels: np.ndarray, blob: _Blob) -> int:
     """Closed loops in the blob's ink: paper regions it encloses (specks left out).
     Ink can lose a loop (glare breaks a stroke) but hardly gains one."""
     own = _own_ink(labels, blob)
-    paper = np.pad(~own, 1, constant_values=True).astype(np.uint8)
+    paper = np.ones((blob.h + 2, blob.w + 2), np.uint8)
+    paper[1:-1, 1:-1] = ~own
     n, _lab, stats, _c = cv2.connectedComponentsWithStats(paper, connectivity=4)
     least = max(4, 0.015 * blob.w * blob.h)
     # Component 1 is the paper around the glyph (it holds the padded border).
@@ -271,8 +271,13 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     used = {b.label for b in [letter, *bars] if b is not None}
     for b in row:
         used.update(p.label for p in getattr(b, "parts", [b]))
-    truncated = _stray_ink(all_blobs, used, boxes, tall) or _touching_ink(labels, used, boxes, tall) or (
-        len(dig) == 1 and _ink_beside(labels, used, boxes[-1], tall))
+    # Ink (specks included) that is not part of the layout.
+    other = np.ones(int(labels.max()) + 1, bool)
+    other[0] = False
+    other[list(used)] = False
+    other_ink = other[labels]
+    truncated = _stray_ink(all_blobs, used, boxes, tall) or _touching_ink(other_ink, boxes, tall) or (
+        len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall))
     clipped = False
     if valid is not None and not truncated:
         v = cv2.warpAffine(valid.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST,
@@ -298,25 +303,25 @@ def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
     return stray > 0.08 * w * h
 
 
-def _touching_ink(labels: np.ndarray, used: set[int], boxes, tall: float) -> bool:
+def _touching_ink(other_ink: np.ndarray, boxes, tall: float) -> bool:
     """Other ink right inside the glyphs' boxes: a digit fused with the ring
     loses its shape (a 9 eaten by the ring read as a 2)."""
     pad = int(round(0.1 * tall))
     for x, y, w, h in boxes:
-        win = labels[max(0, y - pad):max(0, y + h + pad), max(0, x - pad):max(0, x + w + pad)]
-        if int(((win > 0) & ~np.isin(win, list(used))).sum()) > 0.05 * w * h:
+        win = other_ink[max(0, y - pad):max(0, y + h + pad), max(0, x - pad):max(0, x + w + pad)]
+        if int(win.sum()) > 0.05 * w * h:
             return True
     return False
 
 
-def _ink_beside(labels: np.ndarray, used: set[int], box, tall: float) -> bool:
+def _ink_beside(other_ink: np.ndarray, box, tall: float) -> bool:
     """A lone digit must have clean paper on both sides: any other ink there may
     be the broken-up rest of a two-digit number."""
     x, y, w, h = box
     side = int(round(0.6 * tall))
     for x0, x1 in ((x - side, x), (x + w, x + w + side)):
-        win = labels[max(0, y):max(0, y + h), max(0, x0):max(0, x1)]
-        if int(((win > 0) & ~np.isin(win, list(used))).sum()) > 0.05 * w * h:
+        win = other_ink[max(0, y):max(0, y + h), max(0, x0):max(0, x1)]
+        if int(win.sum()) > 0.05 * w * h:
             return True
     return False
 
