@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .balls import LETTERS, letter_for
-from .classify import DIGITS, LETTERS as LETTER_SLICE, GlyphModel
+from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
 from .glyphs import Layout, features, parse, up_guesses
 from .print_find import Print
 
@@ -53,6 +53,28 @@ def loop_factors(holes: list[int]) -> np.ndarray:
     return extra * missing
 
 
+# Where a glyph stands says whether it is the letter or a digit, and many fonts
+# draw O and 0 alike: in its place, a glyph's twin counts for it. (Not I and 1:
+# a clipped sliver of any digit looks like an I, and would then count as a 1.)
+_TWINS = ((CLASSES.index("0"), CLASSES.index("O")),)
+
+
+def as_letter(p: np.ndarray) -> np.ndarray:
+    """P(each column letter) of a glyph in the letter's place."""
+    out = p[LETTER_SLICE].copy()
+    for digit, letter in _TWINS:
+        out[letter - LETTER_SLICE.start] += p[digit]
+    return out
+
+
+def as_digit(p: np.ndarray) -> np.ndarray:
+    """P(each digit) of a glyph in a digit's place."""
+    out = p[DIGITS].copy()
+    for digit, letter in _TWINS:
+        out[digit] += p[letter]
+    return out
+
+
 def _glyphs(lay: Layout) -> list:
     return ([lay.letter] if lay.letter is not None else []) + lay.digits
 
@@ -88,11 +110,11 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     k = 0
     for p, lay in pairs:
         if lay.letter is not None:
-            pl = probs[k, LETTER_SLICE]
+            pl = as_letter(probs[k])
             k += 1
         else:
             pl = np.full(5, LETTER_UNSEEN)
-        pd = [probs[k + j, DIGITS] for j in range(len(lay.digits))]
+        pd = [as_digit(probs[k + j]) for j in range(len(lay.digits))]
         k += len(lay.digits)
         s = np.zeros(75)
         if len(pd) == 1:

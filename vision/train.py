@@ -256,8 +256,11 @@ def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray,
         while len(merged) > 1 and merged[-2][2] / merged[-2][3] >= merged[-1][2] / merged[-1][3]:
             hi = merged.pop()
             merged[-1] = [merged[-1][0], hi[1], merged[-1][2] + hi[2], merged[-1][3] + hi[3]]
-    xs = np.array([(b[0] + b[1]) / 2 for b in merged])
-    ps = np.array([(b[2] + 1) / (b[3] + 2) for b in merged])
+    # A step per block, from its lowest to its highest evidence (rising between
+    # blocks): block midpoints would let the long last block of right readings
+    # start only halfway up its evidence range, understating it below there.
+    xs = np.array([edge for b in merged for edge in (b[0], b[1])])
+    ps = np.repeat([(b[2] + 1) / (b[3] + 2) for b in merged], 2)
     ps = np.maximum.accumulate(ps)
     wrong = x[y == 0]
     accept = float(min(0.95, max(0.05, margin * (wrong.max() if len(wrong) else 0.0))))
