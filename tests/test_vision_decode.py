@@ -1,0 +1,44 @@
+"""Glyph probabilities to ball numbers, and the calibration that decides when to name one."""
+import numpy as np
+
+from vision.classify import CLASSES
+from vision.decode import as_digit, as_letter
+from vision.reader import MIN_CONFIDENCE, Calibration
+from vision.train import fit_calibration
+
+
+def _glyph(**p):
+    v = np.zeros(len(CLASSES))
+    for name, value in p.items():
+        v[CLASSES.index(name.lstrip("_"))] = value
+    return v
+
+
+def test_an_O_in_a_digit_place_is_a_zero_and_a_zero_in_the_letter_place_an_O():
+    # Many fonts draw O and 0 alike: the classifier splits its belief between them.
+    round_glyph = _glyph(O=0.7, _0=0.3)
+    assert as_digit(round_glyph)[0] == 1.0
+    assert as_letter(round_glyph)[CLASSES.index("O") - CLASSES.index("B")] == 1.0
+
+
+def test_an_I_in_a_digit_place_is_not_made_a_one():
+    # A clipped sliver of an 8 looks like an I: it must stay weak evidence for a 1.
+    sliver = _glyph(I=0.5, reject=0.4, _1=0.1)
+    assert as_digit(sliver)[1] == 0.1
+    assert as_letter(_glyph(_1=0.9, I=0.1))[CLASSES.index("I") - CLASSES.index("B")] == 0.1
+
+
+def test_calibration_trusts_readings_just_above_the_last_wrong_one():
+    rng = np.random.default_rng(3)
+    right = np.column_stack([rng.uniform(0.0, 1.0, 2000), np.ones(2000), np.ones(2000)])
+    wrong = np.column_stack([rng.uniform(0.0, 0.28, 60), np.zeros(60), np.ones(60)])
+    wrong[0, 0] = 0.28
+    xs, ps, accept = fit_calibration(np.vstack([right, wrong]))
+    cal = Calibration(xs, ps, accept)
+    assert accept == 1.25 * 0.28
+    # All of some 1300 readings above 0.28 were right: just above the accept level the
+    # calibrated confidence is near 1, not dragged down towards the wrong ones.
+    assert cal(accept + 0.01) > 0.99 >= MIN_CONFIDENCE
+    assert cal.accepts(accept + 0.01) and not cal.accepts(accept - 0.01)
+    assert cal(0.1) < 0.97                  # among the wrong readings it is not
+    assert np.all(np.diff(ps) >= 0)         # monotone
