@@ -42,3 +42,13 @@ def test_calibration_trusts_readings_just_above_the_last_wrong_one():
     assert cal.accepts(accept + 0.01) and not cal.accepts(accept - 0.01)
     assert cal(0.1) < 0.97                  # among the wrong readings it is not
     assert np.all(np.diff(ps) >= 0)         # monotone
+
+
+def test_a_lone_digit_beside_a_hidden_place_is_weak_only_where_it_may_be_half_of_its_own_column():
+    from vision.decode import CLIPPED, TRUNCATED, hidden_neighbour_factor
+    left = hidden_neighbour_factor("l")
+    # B3 may be B13 with its 1 hidden: too weak to call. B7 cannot be B17 (no such ball).
+    assert list(left[:5]) == [TRUNCATED] * 5 and list(left[5:]) == [CLIPPED] * 4
+    right = hidden_neighbour_factor("r")
+    assert right[0] == TRUNCATED and list(right[1:]) == [CLIPPED] * 8     # B1 may be B10-B15
+    assert list(hidden_neighbour_factor("lr")) == list(left)

@@ -55,3 +55,19 @@ def test_a_seven_whose_bar_a_highlight_broke_off_is_still_one_digit():
     lay = parse(mask.astype(np.float32), mask, 0.0, "top")
     assert lay is not None and lay.letter is not None
     assert len(lay.digits) == 2 and not lay.truncated
+
+
+def test_a_lone_digit_with_its_neighbour_place_hidden_says_which_side():
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    img = np.zeros((PATCH, PATCH), np.uint8)
+    cv2.putText(img, "B", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
+    cv2.putText(img, "7", (38, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
+    mask = img > 0
+    valid = np.ones((PATCH, PATCH), bool)
+    assert parse(mask.astype(np.float32), mask, 0.0, "top", valid).unseen_beside == ""
+    valid[:, :30] = False          # the lip hides where a tens digit would stand
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
+    assert lay.unseen_beside == "l" and not lay.truncated
+    valid[:, 75:] = False
+    assert parse(mask.astype(np.float32), mask, 0.0, "top", valid).unseen_beside == "lr"

@@ -75,6 +75,28 @@ def as_digit(p: np.ndarray) -> np.ndarray:
     return out
 
 
+# Lone digits that are half of a number of their own column when a digit hides
+# beside them: B1-B5 with the left place unseen (B11-B15), B1 with the right (B10-B15).
+_LONE = _NUMS[_ONE_DIGIT]
+_SAME_COLUMN_LEFT = np.array([any(_COL[n - 1] == _COL[d - 1] for n in range(10 + d, 76, 10)) for d in _LONE])
+_SAME_COLUMN_RIGHT = np.array([any(_COL[n - 1] == _COL[d - 1] for n in range(10 * d, min(76, 10 * d + 10)))
+                               for d in _LONE])
+
+
+def hidden_neighbour_factor(sides: str) -> np.ndarray:
+    """(9,) score factor of the lone-digit readings 1-9 when the frame hides the
+    digit's neighbour place(s): too weak to call where a digit hidden there makes a
+    number of the same column, which the letter cannot tell apart (B3 may be B13);
+    elsewhere (B7: there is no B17, and I17 needs another letter and colour) the
+    digit only counts as clipped."""
+    same_column = np.zeros(len(_LONE), bool)
+    if "l" in sides:
+        same_column |= _SAME_COLUMN_LEFT
+    if "r" in sides:
+        same_column |= _SAME_COLUMN_RIGHT
+    return np.where(same_column, TRUNCATED, CLIPPED)
+
+
 def _glyphs(lay: Layout) -> list:
     return ([lay.letter] if lay.letter is not None else []) + lay.digits
 
@@ -119,6 +141,8 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
         s = np.zeros(75)
         if len(pd) == 1:
             s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
+            if lay.unseen_beside:
+                s[_ONE_DIGIT] *= hidden_neighbour_factor(lay.unseen_beside)
         else:
             two = ~_ONE_DIGIT
             s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]

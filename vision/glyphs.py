@@ -36,8 +36,9 @@ class Layout:
     boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # upright patch boxes
     aspects: list[float] = field(default_factory=list)   # width / height of letter, digits
     holes: list[int] = field(default_factory=list)       # closed loops in each glyph's ink (8: 2, 6: 1)
-    truncated: bool = False    # stray ink near the print, or a lone digit with its neighbour unseen
+    truncated: bool = False    # stray ink near the print
     clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
+    unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
 
 
 @dataclass
@@ -278,15 +279,15 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     other_ink = other[labels]
     truncated = _stray_ink(all_blobs, used, boxes, tall) or _touching_ink(other_ink, boxes, tall) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall))
-    clipped = False
+    clipped, unseen_beside = False, ""
     if valid is not None and not truncated:
         v = cv2.warpAffine(valid.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST,
                            borderValue=0) > 0
-        hidden = _hidden_nearby(v, boxes, tall, lone_digit=len(dig) == 1)
-        truncated = hidden == "severe"
-        clipped = hidden == "mild"
+        clipped = _touches_unseen(v, boxes, tall)
+        if len(dig) == 1:
+            unseen_beside = _unseen_beside(v, boxes[-1], tall)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped)
+                  holes, truncated, clipped, unseen_beside)
 
 
 def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
@@ -326,25 +327,25 @@ def _ink_beside(other_ink: np.ndarray, box, tall: float) -> bool:
     return False
 
 
-def _hidden_nearby(visible: np.ndarray, boxes, tall: float, lone_digit: bool) -> str | None:
-    """How much the frame hides around the print. "severe": a lone digit whose
-    neighbour's place is unseen (B15 with its 1 under the lip reads as B5);
-    "mild": a glyph touches the unseen part (its edge may be cut off)."""
-    def seen(x0, y0, x1, y1) -> bool:
-        if x0 < 0 or y0 < 0 or x1 > PATCH or y1 > PATCH:
-            return False
-        return bool(visible[y0:y1, x0:x1].all())
+def _seen(visible: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
+    if x0 < 0 or y0 < 0 or x1 > PATCH or y1 > PATCH:
+        return False
+    return bool(visible[y0:y1, x0:x1].all())
 
-    if lone_digit:
-        x, y, w, h = boxes[-1]
-        side = int(round(0.5 * tall))
-        if not (seen(x - side, y, x, y + h) and seen(x + w, y, x + w + side, y + h)):
-            return "severe"
+
+def _touches_unseen(visible: np.ndarray, boxes, tall: float) -> bool:
+    """A glyph touches what the frame does not show: its edge may be cut off."""
     pad = int(round(0.08 * tall))
-    for x, y, w, h in boxes:
-        if not seen(x - pad, y - pad, x + w + pad, y + h + pad):
-            return "mild"
-    return None
+    return not all(_seen(visible, x - pad, y - pad, x + w + pad, y + h + pad) for x, y, w, h in boxes)
+
+
+def _unseen_beside(visible: np.ndarray, box, tall: float) -> str:
+    """Which neighbour places of a lone digit the frame hides ("l", "r", "lr" or ""):
+    a digit may stand there unseen (B15 with its 1 under the lip shows as B5)."""
+    x, y, w, h = box
+    side = int(round(0.5 * tall))
+    return ("" if _seen(visible, x - side, y, x, y + h) else "l") + \
+           ("" if _seen(visible, x + w, y, x + w + side, y + h) else "r")
 
 
 def _merge_columns(row: list[_Blob]) -> list[_Blob]:
