@@ -52,3 +52,12 @@ def test_a_lone_digit_beside_a_hidden_place_is_weak_only_where_it_may_be_half_of
     right = hidden_neighbour_factor("r")
     assert right[0] == TRUNCATED and list(right[1:]) == [CLIPPED] * 8     # B1 may be B10-B15
     assert list(hidden_neighbour_factor("lr")) == list(left)
+
+
+def test_a_reading_is_not_named_when_other_numbers_hold_a_tenth_of_the_posterior():
+    # Calibration is thin just above its accept level: a 3 read as a 5 once had
+    # evidence 0.6 (confidence 0.9996) with only 0.63 of the posterior on it.
+    cal = Calibration(np.array([0.0, 0.3, 0.3, 1.0]), np.array([0.5, 0.5, 0.9996, 0.9996]), 0.31)
+    assert cal.accepts(0.6, posterior=0.95)
+    assert not cal.accepts(0.6, posterior=0.63)
+    assert not cal.accepts(0.2, posterior=1.0)

@@ -240,13 +240,14 @@ def _calib_chunk(args):
         if best is None:
             continue
         i, ev = best[3], best[4]
-        rows.append((ev, float(i + 1 == number), scene.ink_visible))
-    return np.asarray(rows).reshape(-1, 3)
+        rows.append((ev, float(i + 1 == number), scene.ink_visible, float(best[0][i])))
+    return np.asarray(rows).reshape(-1, 4)
 
 
 def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray, np.ndarray, float]:
     """Isotonic (pool-adjacent-violators) P(right | evidence), with a Laplace prior per block,
-    and the accept level: `margin` times the highest evidence of any wrong reading."""
+    and the accept level: `margin` times the highest evidence of any wrong reading
+    (rows: evidence, right, ink visible, ...)."""
     order = np.argsort(rows[:, 0])
     x, y = rows[order, 0], rows[order, 1]
     blocks = [[float(x[i]), float(x[i]), float(y[i]), 1.0] for i in range(len(x))]   # lo, hi, sum, n
@@ -314,7 +315,7 @@ def calibrate(args, t0: float) -> None:
     cal = Calibration(xs, ps, accept)
     ok = rows[:, 1] == 1
     readable = rows[:, 2] >= 0.65
-    taken = np.array([cal.accepts(e) for e in rows[:, 0]])
+    taken = np.array([cal.accepts(e, p) for e, p in zip(rows[:, 0], rows[:, 3])])
     print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
           f"{time.time() - t0:.0f}s total", flush=True)
