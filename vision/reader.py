@@ -105,7 +105,7 @@ class Calibration:
         """Name the ball? The evidence must clear the measured accept level, its
         calibrated confidence MIN_CONFIDENCE, and the best number must stand
         clear of the others: calibration is thin just above the accept level,
-        where a 3 read as 5 with 0.6 of the posterior once got 0.9996."""
+        where a 3 read as a 5 with 0.63 of the posterior once got 0.9996."""
         return ev >= self.accept and self(ev) >= MIN_CONFIDENCE and posterior >= MIN_POSTERIOR
 
 
