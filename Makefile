@@ -9,7 +9,7 @@ APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core f
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps venv test demo bench-vision train-vision bench-footprint bench-sim install uninstall clean
+.PHONY: setup system-deps venv test demo bench-vision bench-wrong train-vision bench-footprint bench-sim install uninstall clean
 
 setup: system-deps venv
 
@@ -40,6 +40,11 @@ demo: setup
 
 bench-vision: setup
 	$(PY) -m vision.bench
+
+# Wrong readings are about one frame in a thousand: count them on many fresh frames.
+bench-wrong: setup
+	$(PY) -m vision.bench_wrong --frames 6000 --fonts train
+	$(PY) -m vision.bench_wrong --frames 3000 --seed 950000 --fonts unseen
 
 # Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
 train-vision: setup

@@ -93,3 +93,16 @@ def test_read_image_file_refuses_a_non_image(tmp_path):
         read_image_file(bad)
     with pytest.raises(ImageError, match="no such file"):
         read_image_file(tmp_path / "missing.png")
+
+
+# Renderer frames (make bench-wrong, SEED:INDEX) where a highlight lightened part
+# of one glyph below the ink threshold and the rest read cleanly as another
+# digit: named wrong at confidence 0.9996 before faint ink was added back.
+@pytest.mark.parametrize("where, truth, wrong", [("900000:66", "O68", "O63"), ("900005:26", "O69", "O62")])
+def test_glyph_a_highlight_lightened_is_not_read_as_another_digit(reader, where, truth, wrong):
+    from vision.bench_wrong import frame_at
+    ball, frame = frame_at(where, "train")
+    assert ball == truth
+    r = reader.read(frame)
+    assert r.ball != wrong
+    assert r.ball in (truth, None)

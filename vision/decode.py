@@ -14,7 +14,7 @@ import numpy as np
 
 from .balls import LETTERS, letter_for
 from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
-from .glyphs import Layout, features, parse, up_guesses
+from .glyphs import Layout, features, grown_glyphs, parse, up_guesses
 from .print_find import Print
 
 _NUMS = np.arange(1, 76)
@@ -131,27 +131,41 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     out = []
     k = 0
     for p, lay in pairs:
-        if lay.letter is not None:
-            pl = as_letter(probs[k])
-            k += 1
-        else:
-            pl = np.full(5, LETTER_UNSEEN)
-        pd = [as_digit(probs[k + j]) for j in range(len(lay.digits))]
-        k += len(lay.digits)
-        s = np.zeros(75)
-        if len(pd) == 1:
-            s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
-            if lay.unseen_beside:
-                s[_ONE_DIGIT] *= hidden_neighbour_factor(lay.unseen_beside)
-        else:
-            two = ~_ONE_DIGIT
-            s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]
-        if lay.truncated:
-            s *= TRUNCATED
-        elif lay.clipped:
-            s *= CLIPPED
-        out.append(Guess(p, lay, s))
+        n = len(lay.digits) + (lay.letter is not None)
+        out.append(Guess(p, lay, _layout_scores(lay, probs[k:k + n])))
+        k += n
     return out
+
+
+def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
+    """(75,) score of each number under one layout, from its glyphs' class probabilities (letter first)."""
+    if lay.letter is not None:
+        pl, probs = as_letter(probs[0]), probs[1:]
+    else:
+        pl = np.full(5, LETTER_UNSEEN)
+    pd = [as_digit(q) for q in probs]
+    s = np.zeros(75)
+    if len(pd) == 1:
+        s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
+        if lay.unseen_beside:
+            s[_ONE_DIGIT] *= hidden_neighbour_factor(lay.unseen_beside)
+    else:
+        two = ~_ONE_DIGIT
+        s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]
+    if lay.truncated:
+        s *= TRUNCATED
+    elif lay.clipped:
+        s *= CLIPPED
+    return s
+
+
+def grown_scores(guess: Guess, model: GlyphModel) -> np.ndarray:
+    """(75,) scores under the guess with each glyph's faint ink added back
+    (glyphs.grown_glyphs): a reading that only holds while lightened ink is
+    left out (a 3 that is an 8 under a highlight) loses here."""
+    images, aspects, holes = grown_glyphs(guess.print_.strength, guess.print_.mask, guess.print_.faint, guess.layout)
+    probs = model.proba(features(images, aspects)) * loop_factors(holes)
+    return _layout_scores(guess.layout, probs)
 
 
 def combine(guesses: list[Guess]) -> tuple[np.ndarray, list[Guess | None]]:

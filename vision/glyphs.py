@@ -21,6 +21,7 @@ GLYPH = 20                     # glyph image side for the classifier
 _CELL = 5
 _BINS = 9
 MIN_AREA = 10
+_K3 = np.ones((3, 3), np.uint8)
 
 
 @dataclass
@@ -288,6 +289,43 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
                   holes, truncated, clipped, unseen_beside)
+
+
+def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay: Layout) -> tuple[list, list, list]:
+    """The layout's glyphs (letter first) with the faint ink that touches them
+    added back: a highlight lightens ink below the mask's threshold, and what is
+    left of an 8 missing its left half is a clean 3. (images, aspects, holes)."""
+    m_rot = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), lay.angle_deg, 1.0)
+    s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
+    m = cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
+    faint = cv2.warpAffine(faint.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
+    images, aspects, holes = [], [], []
+    for j, (x, y, w, h) in enumerate(lay.boxes):
+        others = np.zeros_like(m)
+        for k, (ox, oy, ow, oh) in enumerate(lay.boxes):
+            if k != j:
+                others[oy:oy + oh, ox:ox + ow] = m[oy:oy + oh, ox:ox + ow]
+        others = cv2.dilate(others.astype(np.uint8), _K3) > 0
+        reach = int(round(0.6 * h))
+        x0, x1 = max(0, x - reach), min(PATCH, x + w + reach)
+        y0, y1 = max(0, y - 2), min(PATCH, y + h + 2)
+        win = (faint[y0:y1, x0:x1] & ~others[y0:y1, x0:x1]).astype(np.uint8)
+        n, lab = cv2.connectedComponents(win, connectivity=8)
+        own = np.zeros_like(win, bool)
+        own[y - y0:y - y0 + h, x - x0:x - x0 + w] = m[y:y + h, x:x + w]
+        keep = np.unique(lab[own & (lab > 0)])
+        grown = np.isin(lab, keep) | own
+        ys, xs = np.nonzero(grown)
+        gy0, gy1, gx0, gx1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+        blob = _Blob(1, x0 + int(gx0), y0 + int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
+        labels = np.zeros((PATCH, PATCH), np.int32)
+        labels[y0:y1, x0:x1] = grown
+        # Faint ink counts as ink: the classifier knows strokes, not how light they are.
+        full = np.where(labels > 0, np.maximum(s, 0.8), 0).astype(np.float32)
+        images.append(glyph_image(full, labels, blob))
+        aspects.append(blob.w / max(blob.h, 1))
+        holes.append(hole_count(labels, blob))
+    return images, aspects, holes
 
 
 def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:

@@ -19,6 +19,7 @@ class Print:
     flat: Flat
     strength: np.ndarray       # 0..1 ink strength, PATCH x PATCH
     mask: np.ndarray           # bool ink
+    faint: np.ndarray          # bool: ink 0.4x as strong as the weakest tenth of the mask's (lightened ink)
 
 
 class PrintFinder:
@@ -54,7 +55,7 @@ class PrintFinder:
             return None
         t = max(float(percentile(s[m], 10)), 1.0)
         soft = np.clip((s - 0.5 * t) / (1.5 * t), 0, 1).astype(np.float32)
-        return Print(polarity, flat, soft, m)
+        return Print(polarity, flat, soft, m, (s > 0.4 * t) & flat.valid)
 
 
 def find_prints(frame: np.ndarray, ball: Circle, recentre: int = 2) -> list[Print]:

@@ -18,7 +18,7 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import load_model
 from .colour import column_probabilities
-from .decode import LETTER_UNSEEN, Guess, column_vector, combine, layouts, score_guesses
+from .decode import LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import PrintFinder
@@ -109,18 +109,30 @@ class Calibration:
         return ev >= self.accept and self(ev) >= MIN_CONFIDENCE and posterior >= MIN_POSTERIOR
 
 
-def best_reading(guesses: list[Guess], cols: dict[str, float]):
-    """(posterior, glyph scores, guess per number, best index, evidence) or None."""
+def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
+    """(posterior, glyph scores, guess per number, best index, evidence) or None.
+    With the glyph model, a best number that another number beats once its
+    glyphs' faint ink is added back (decode.grown_scores) keeps only the score it
+    has then; up to three best numbers are checked."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
     colour = column_vector(cols)
-    joint = glyph * colour
-    total = joint.sum()
-    if total <= 0:
-        return None
-    post = joint / total
-    i = int(np.argmax(post))
+    checked: set[int] = set()
+    while True:
+        joint = glyph * colour
+        total = joint.sum()
+        if total <= 0:
+            return None
+        post = joint / total
+        i = int(np.argmax(post))
+        if model is None or i in checked or who[i] is None or len(checked) >= 3:
+            break
+        checked.add(i)
+        grown = grown_scores(who[i], model)
+        if int(np.argmax(grown * colour)) != i:      # faint ink makes it another number
+            glyph = glyph.copy()
+            glyph[i] = min(glyph[i], float(grown[i]))
     return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
 
 
@@ -166,7 +178,7 @@ class BallReader:
             return Reading(None, None, None, 0.0, 0.0, raw)
         ball, guesses, cols = raw
         circle = ball.as_tuple()
-        best = best_reading(guesses, cols)
+        best = best_reading(guesses, cols, self.model)
         if best is None:
             return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
         post, glyph, who, i, ev = best
