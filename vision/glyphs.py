@@ -310,11 +310,13 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay:
         x0, x1 = max(0, x - reach), min(PATCH, x + w + reach)
         y0, y1 = max(0, y - 2), min(PATCH, y + h + 2)
         win = (faint[y0:y1, x0:x1] & ~others[y0:y1, x0:x1]).astype(np.uint8)
-        n, lab = cv2.connectedComponents(win, connectivity=8)
+        _n, lab = cv2.connectedComponents(win, connectivity=8)
         own = np.zeros_like(win, bool)
         own[y - y0:y - y0 + h, x - x0:x - x0 + w] = m[y:y + h, x:x + w]
         keep = np.unique(lab[own & (lab > 0)])
         grown = np.isin(lab, keep) | own
+        if not grown.any():             # no ink in the box at all: the glyph as it was
+            grown[y - y0:y - y0 + h, x - x0:x - x0 + w] = True
         ys, xs = np.nonzero(grown)
         gy0, gy1, gx0, gx1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
         blob = _Blob(1, x0 + int(gx0), y0 + int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
