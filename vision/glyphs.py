@@ -194,6 +194,15 @@ def up_guesses(mask: np.ndarray, max_guesses: int = 4) -> list[tuple[float, tupl
     return out
 
 
+def _rotation(angle_deg: float) -> np.ndarray:
+    return cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
+
+
+def _turned_mask(mask: np.ndarray, m_rot: np.ndarray) -> np.ndarray:
+    """A bool patch map turned like the print (outside the patch: False)."""
+    return cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
+
+
 def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
           letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None) -> Layout | None:
     """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
@@ -201,9 +210,9 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     letter_at: the letter blob's centre before turning, "top" for the topmost
     blob (used in training, where the true rotation is known), or None.
     """
-    m_rot = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
+    m_rot = _rotation(angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
-    m = cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
+    m = _turned_mask(mask, m_rot)
     labels, all_blobs = _blobs(m)
     blobs = compact(all_blobs)
     if not blobs:
@@ -282,8 +291,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall))
     clipped, unseen_beside = False, ""
     if valid is not None and not truncated:
-        v = cv2.warpAffine(valid.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST,
-                           borderValue=0) > 0
+        v = _turned_mask(valid, m_rot)
         clipped = _touches_unseen(v, boxes, tall)
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
@@ -295,10 +303,9 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay:
     """The layout's glyphs (letter first) with the faint ink that touches them
     added back: a highlight lightens ink below the mask's threshold, and what is
     left of an 8 missing its left half is a clean 3. (images, aspects, holes)."""
-    m_rot = cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), lay.angle_deg, 1.0)
+    m_rot = _rotation(lay.angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
-    m = cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
-    faint = cv2.warpAffine(faint.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0
+    m, faint = _turned_mask(mask, m_rot), _turned_mask(faint, m_rot)
     images, aspects, holes = [], [], []
     for j, (x, y, w, h) in enumerate(lay.boxes):
         others = np.zeros_like(m)
