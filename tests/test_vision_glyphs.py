@@ -71,3 +71,19 @@ def test_a_lone_digit_with_its_neighbour_place_hidden_says_which_side():
     assert lay.unseen_beside == "l" and not lay.truncated
     valid[:, 75:] = False
     assert parse(mask.astype(np.float32), mask, 0.0, "top", valid).unseen_beside == "lr"
+
+
+def test_a_lone_digit_with_faint_ink_beside_it_says_which_side():
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    img = np.zeros((PATCH, PATCH), np.uint8)
+    cv2.putText(img, "B", (44, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
+    cv2.putText(img, "3", (44, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
+    mask = img > 0
+    faint = mask.copy()
+    assert parse(mask.astype(np.float32), mask, 0.0, "top", None, faint).unseen_beside == ""
+    faint[50:80, 30:34] = True     # a 1 a highlight lightened below the mask's threshold
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top", None, faint)
+    assert lay.unseen_beside == "l" and not lay.truncated
+    faint[20:100, 90:93] = True    # a long arc (the ring) on the right is no digit
+    assert parse(mask.astype(np.float32), mask, 0.0, "top", None, faint).unseen_beside == "l"

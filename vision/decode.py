@@ -112,7 +112,7 @@ def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layo
     out = []
     for p in prints:
         for angle, letter_at in up_guesses(p.mask, max_guesses):
-            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid)
+            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid, p.faint)
             if lay is not None:
                 out.append((p, lay))
     return out

@@ -204,11 +204,14 @@ def _turned_mask(mask: np.ndarray, m_rot: np.ndarray) -> np.ndarray:
 
 
 def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
-          letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None) -> Layout | None:
+          letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None,
+          faint: np.ndarray | None = None) -> Layout | None:
     """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
 
     letter_at: the letter blob's centre before turning, "top" for the topmost
     blob (used in training, where the true rotation is known), or None.
+    valid, faint: what the frame shows and the faint ink (Print), to tell where
+    a lone digit's neighbour may stand unseen.
     """
     m_rot = _rotation(angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
@@ -295,6 +298,9 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         clipped = _touches_unseen(v, boxes, tall)
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
+    if faint is not None and not truncated and len(dig) == 1:
+        beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
+        unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
                   holes, truncated, clipped, unseen_beside)
 
@@ -372,6 +378,25 @@ def _ink_beside(other_ink: np.ndarray, box, tall: float) -> bool:
         if int(win.sum()) > 0.05 * w * h:
             return True
     return False
+
+
+def _faint_beside(faint: np.ndarray, layout_ink: np.ndarray, box, tall: float) -> str:
+    """Which neighbour places of a lone digit ("l", "r", "lr" or "") hold
+    glyph-sized faint ink apart from the layout's glyphs: a highlight can
+    lighten a whole digit below the mask's threshold (B13 shows as a B3 and a
+    pale 1). Long arcs (ring, disc edge) do not count."""
+    _n, lab, stats, _ = cv2.connectedComponentsWithStats(faint.astype(np.uint8), connectivity=8)
+    small = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) <= 1.1 * tall
+    small[np.unique(lab[layout_ink])] = False      # the layout's own glyphs, grown faint
+    small[0] = False
+    x, y, w, h = box
+    side = int(round(0.6 * tall))
+    out = ""
+    for name, x0, x1 in (("l", x - side, x), ("r", x + w, x + w + side)):
+        win = lab[max(0, y):max(0, y + h), max(0, x0):max(0, x1)]
+        if int(small[win].sum()) > 0.05 * w * h:
+            out += name
+    return out
 
 
 def _seen(visible: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
