@@ -15,7 +15,7 @@ import numpy as np
 from .balls import LETTERS, letter_for
 from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
 from .glyphs import Layout, features, grown_glyphs, parse, up_guesses
-from .print_find import Print
+from .print_find import FAINT, Print
 
 _NUMS = np.arange(1, 76)
 _COL = np.array([LETTERS.index(letter_for(int(n))) for n in _NUMS])
@@ -112,7 +112,7 @@ def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layo
     out = []
     for p in prints:
         for angle, letter_at in up_guesses(p.mask, max_guesses):
-            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid, p.faint)
+            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid, p.faint())
             if lay is not None:
                 out.append((p, lay))
     return out
@@ -159,11 +159,12 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
     return s
 
 
-def grown_scores(guess: Guess, model: GlyphModel) -> np.ndarray:
-    """(75,) scores under the guess with each glyph's faint ink added back
-    (glyphs.grown_glyphs): a reading that only holds while lightened ink is
-    left out (a 3 that is an 8 under a highlight) loses here."""
-    images, aspects, holes = grown_glyphs(guess.print_.strength, guess.print_.mask, guess.print_.faint, guess.layout)
+def grown_scores(guess: Guess, model: GlyphModel, level: float = FAINT) -> np.ndarray:
+    """(75,) scores under the guess with each glyph's faint ink (Print.faint at
+    `level`) added back (glyphs.grown_glyphs): a reading that only holds while
+    lightened ink is left out (a 3 that is an 8 under a highlight) loses here."""
+    p = guess.print_
+    images, aspects, holes = grown_glyphs(p.strength, p.mask, p.faint(level), guess.layout)
     probs = model.proba(features(images, aspects)) * loop_factors(holes)
     return _layout_scores(guess.layout, probs)
 

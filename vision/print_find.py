@@ -12,6 +12,8 @@ from .locate import Circle
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
 from .stats import percentile
 
+FAINT = 0.4      # faint ink, as a share of the mask's weakest ink (Print.faint)
+
 
 @dataclass
 class Print:
@@ -19,7 +21,12 @@ class Print:
     flat: Flat
     strength: np.ndarray       # 0..1 ink strength, PATCH x PATCH
     mask: np.ndarray           # bool ink
-    faint: np.ndarray          # bool: ink 0.4x as strong as the weakest tenth of the mask's (lightened ink)
+    relative: np.ndarray       # ink strength / the weakest tenth of the mask's, 0 where the frame shows nothing
+
+    def faint(self, level: float = FAINT) -> np.ndarray:
+        """Ink at least `level` times as strong as the mask's weakest tenth:
+        a highlight lightens ink below the mask's threshold."""
+        return self.relative > level
 
 
 class PrintFinder:
@@ -55,7 +62,7 @@ class PrintFinder:
             return None
         t = max(float(percentile(s[m], 10)), 1.0)
         soft = np.clip((s - 0.5 * t) / (1.5 * t), 0, 1).astype(np.float32)
-        return Print(polarity, flat, soft, m, (s > 0.4 * t) & flat.valid)
+        return Print(polarity, flat, soft, m, np.where(flat.valid, s / t, 0).astype(np.float32))
 
 
 def find_prints(frame: np.ndarray, ball: Circle, recentre: int = 2) -> list[Print]:

@@ -109,11 +109,29 @@ class Calibration:
         return ev >= self.accept and self(ev) >= MIN_CONFIDENCE and posterior >= MIN_POSTERIOR
 
 
+# Faint-ink checks of the best number, in order: (ink level, share of the best
+# number's score the other number must reach under it). Paler ink is noisier,
+# so there the other number must be a real contender, not a speck's whim.
+FAINT_CHECKS = ((0.4, 0.0), (0.3, 0.2), (0.25, 0.2))
+
+
+def _lightened_away(i: int, guess: Guess, model, glyph: np.ndarray, colour: np.ndarray) -> float | None:
+    """The best number's glyph score once its faint ink is added back, when that
+    makes another number win (decode.grown_scores); None when it holds."""
+    for level, share in FAINT_CHECKS:
+        grown = grown_scores(guess, model, level)
+        joint = grown * colour
+        j = int(np.argmax(joint))
+        if j != i and joint[j] >= share * glyph[i] * colour[i]:
+            return float(grown[i])
+    return None
+
+
 def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
     """(posterior, glyph scores, guess per number, best index, evidence) or None.
     With the glyph model, a best number that another number beats once its
-    glyphs' faint ink is added back (decode.grown_scores) keeps only the score it
-    has then; up to three best numbers are checked."""
+    glyphs' faint ink is added back (FAINT_CHECKS) keeps only the score it has
+    then; up to three best numbers are checked."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
@@ -129,10 +147,10 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
         if model is None or i in checked or who[i] is None or len(checked) >= 3:
             break
         checked.add(i)
-        grown = grown_scores(who[i], model)
-        if int(np.argmax(grown * colour)) != i:      # faint ink makes it another number
+        grown = _lightened_away(i, who[i], model, glyph, colour)
+        if grown is not None:
             glyph = glyph.copy()
-            glyph[i] = min(glyph[i], float(grown[i]))
+            glyph[i] = min(glyph[i], grown)
     return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
 
 
