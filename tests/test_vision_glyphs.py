@@ -87,3 +87,18 @@ def test_a_lone_digit_with_faint_ink_beside_it_says_which_side():
     assert lay.unseen_beside == "l" and not lay.truncated
     faint[20:100, 90:93] = True    # a long arc (the ring) on the right is no digit
     assert parse(mask.astype(np.float32), mask, 0.0, "top", None, faint).unseen_beside == "l"
+
+
+def test_a_digit_the_lip_cut_short_marks_the_layout():
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    img = np.zeros((PATCH, PATCH), np.uint8)
+    cv2.putText(img, "B", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
+    cv2.putText(img, "59", (26, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
+    mask = img > 0
+    assert not parse(mask.astype(np.float32), mask, 0.0, "top").short_digit
+    _labels, blobs = _blobs(mask)
+    nine = max(blobs, key=lambda b: b.x)
+    mask[nine.y + nine.h * 6 // 10:, nine.x - 1:] = False    # the 9's tail under the lip
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay is not None and len(lay.digits) == 2 and lay.short_digit

@@ -121,3 +121,11 @@ def _assert_not_read_as(reader, where, truth, wrong):
 @pytest.mark.parametrize("where, truth, wrong", [("900000:34", "B13", "B3"), ("900034:58", "B12", "B2")])
 def test_a_lone_digit_beside_a_lightened_digit_is_not_named(reader, where, truth, wrong):
     _assert_not_read_as(reader, where, truth, wrong)
+
+
+# A digit the lip cut short (a 9 without its tail is a 0; a 1 with only its
+# flag shows, print upside down) was named at 0.9996 before a digit much shorter
+# than its neighbour weakened the reading (decode.SHORT_DIGIT).
+@pytest.mark.parametrize("where, truth, wrong", [("960043:80", "G59", "G50"), ("990040:56", "I21", "I17")])
+def test_a_digit_cut_short_is_not_read_as_another(reader, where, truth, wrong):
+    _assert_not_read_as(reader, where, truth, wrong)

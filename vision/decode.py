@@ -32,6 +32,9 @@ LETTER_UNSEEN = 0.3
 TRUNCATED = 0.02
 # A glyph touching the lip or the rim may have lost an edge: weaker evidence.
 CLIPPED = 0.75
+# A digit much shorter than its neighbour (Layout.short_digit) lost a part to
+# the lip, the rim or a highlight: a 9 without its tail reads as a 0.
+SHORT_DIGIT = 0.5
 
 
 # Closed loops each class may have (digits 0-9, letters B I N G O, reject). Ink
@@ -156,6 +159,8 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
         s *= TRUNCATED
     elif lay.clipped:
         s *= CLIPPED
+    if lay.short_digit:
+        s *= SHORT_DIGIT
     return s
 
 

@@ -18,6 +18,7 @@ from .sphere import PATCH, deg_per_px
 _PX = 1.0 / deg_per_px()      # patch pixels per degree of the sphere
 
 GLYPH = 20                     # glyph image side for the classifier
+SHORT = 0.7                    # digits of one number share a height (Layout.short_digit)
 _CELL = 5
 _BINS = 9
 MIN_AREA = 10
@@ -40,6 +41,7 @@ class Layout:
     truncated: bool = False    # stray ink near the print
     clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
     unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
+    short_digit: bool = False  # one digit under SHORT of the other's height: it lost a part
 
 
 @dataclass
@@ -272,6 +274,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         else:
             dig.append(_cut(s, labels, *d))
     boxes = [b[2] for b in dig]
+    short_digit = len(boxes) == 2 and min(b[3] for b in boxes) < SHORT * max(b[3] for b in boxes)
     aspects = [b[1] for b in dig]
     holes = [b[3] for b in dig]
     if letter is not None:
@@ -302,7 +305,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside)
+                  holes, truncated, clipped, unseen_beside, short_digit)
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay: Layout) -> tuple[list, list, list]:
