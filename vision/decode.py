@@ -164,14 +164,19 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
     return s
 
 
-def grown_scores(guess: Guess, model: GlyphModel, level: float = FAINT) -> np.ndarray:
+def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (FAINT,)) -> list[np.ndarray]:
     """(75,) scores under the guess with each glyph's faint ink (Print.faint at
-    `level`) added back (glyphs.grown_glyphs): a reading that only holds while
-    lightened ink is left out (a 3 that is an 8 under a highlight) loses here."""
+    each level) added back (glyphs.grown_glyphs), one array per level, in one
+    batch: a reading that only holds while lightened ink is left out (a 3 that
+    is an 8 under a highlight) loses here."""
     p = guess.print_
-    images, aspects, holes = grown_glyphs(p.strength, p.mask, p.faint(level), guess.layout)
+    cuts = grown_glyphs(p.strength, p.mask, [p.faint(level) for level in levels], guess.layout)
+    images = [im for c in cuts for im in c[0]]
+    aspects = [a for c in cuts for a in c[1]]
+    holes = [h for c in cuts for h in c[2]]
     probs = model.proba(features(images, aspects)) * loop_factors(holes)
-    return _layout_scores(guess.layout, probs)
+    n = len(guess.layout.boxes)
+    return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
 
 
 def combine(guesses: list[Guess]) -> tuple[np.ndarray, list[Guess | None]]:

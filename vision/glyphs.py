@@ -308,14 +308,17 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
                   holes, truncated, clipped, unseen_beside, short_digit)
 
 
-def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay: Layout) -> tuple[list, list, list]:
+def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
+                 lay: Layout) -> list[tuple[list, list, list]]:
     """The layout's glyphs (letter first) with the faint ink that touches them
-    added back: a highlight lightens ink below the mask's threshold, and what is
-    left of an 8 missing its left half is a clean 3. (images, aspects, holes)."""
+    added back, once per faint map: a highlight lightens ink below the mask's
+    threshold, and what is left of an 8 missing its left half is a clean 3.
+    (images, aspects, holes) per faint map."""
     m_rot = _rotation(lay.angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
-    m, faint = _turned_mask(mask, m_rot), _turned_mask(faint, m_rot)
-    images, aspects, holes = [], [], []
+    m = _turned_mask(mask, m_rot)
+    faints = [_turned_mask(f, m_rot) for f in faints]
+    out: list[tuple[list, list, list]] = [([], [], []) for _ in faints]
     for j, (x, y, w, h) in enumerate(lay.boxes):
         others = np.zeros_like(m)
         for k, (ox, oy, ow, oh) in enumerate(lay.boxes):
@@ -325,25 +328,26 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faint: np.ndarray, lay:
         reach = int(round(0.6 * h))
         x0, x1 = max(0, x - reach), min(PATCH, x + w + reach)
         y0, y1 = max(0, y - 2), min(PATCH, y + h + 2)
-        win = (faint[y0:y1, x0:x1] & ~others[y0:y1, x0:x1]).astype(np.uint8)
-        _n, lab = cv2.connectedComponents(win, connectivity=8)
-        own = np.zeros_like(win, bool)
+        own = np.zeros((y1 - y0, x1 - x0), bool)
         own[y - y0:y - y0 + h, x - x0:x - x0 + w] = m[y:y + h, x:x + w]
-        keep = np.unique(lab[own & (lab > 0)])
-        grown = np.isin(lab, keep) | own
-        if not grown.any():             # no ink in the box at all: the glyph as it was
-            grown[y - y0:y - y0 + h, x - x0:x - x0 + w] = True
-        ys, xs = np.nonzero(grown)
-        gy0, gy1, gx0, gx1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
-        blob = _Blob(1, x0 + int(gx0), y0 + int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
-        labels = np.zeros((PATCH, PATCH), np.int32)
-        labels[y0:y1, x0:x1] = grown
-        # Faint ink counts as ink: the classifier knows strokes, not how light they are.
-        full = np.where(labels > 0, np.maximum(s, 0.8), 0).astype(np.float32)
-        images.append(glyph_image(full, labels, blob))
-        aspects.append(blob.w / max(blob.h, 1))
-        holes.append(hole_count(labels, blob))
-    return images, aspects, holes
+        for faint, (images, aspects, holes) in zip(faints, out):
+            win = (faint[y0:y1, x0:x1] & ~others[y0:y1, x0:x1]).astype(np.uint8)
+            _n, lab = cv2.connectedComponents(win, connectivity=8)
+            keep = np.unique(lab[own & (lab > 0)])
+            grown = np.isin(lab, keep) | own
+            if not grown.any():             # no ink in the box at all: the glyph as it was
+                grown[y - y0:y - y0 + h, x - x0:x - x0 + w] = True
+            ys, xs = np.nonzero(grown)
+            gy0, gy1, gx0, gx1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+            blob = _Blob(1, x0 + int(gx0), y0 + int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
+            labels = np.zeros((PATCH, PATCH), np.int32)
+            labels[y0:y1, x0:x1] = grown
+            # Faint ink counts as ink: the classifier knows strokes, not how light they are.
+            full = np.where(labels > 0, np.maximum(s, 0.8), 0).astype(np.float32)
+            images.append(glyph_image(full, labels, blob))
+            aspects.append(blob.w / max(blob.h, 1))
+            holes.append(hole_count(labels, blob))
+    return out
 
 
 def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:

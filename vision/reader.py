@@ -118,8 +118,8 @@ FAINT_CHECKS = ((0.4, 0.0), (0.3, 0.2), (0.25, 0.2))
 def _lightened_away(i: int, guess: Guess, model, glyph: np.ndarray, colour: np.ndarray) -> float | None:
     """The best number's glyph score once its faint ink is added back, when that
     makes another number win (decode.grown_scores); None when it holds."""
-    for level, share in FAINT_CHECKS:
-        grown = grown_scores(guess, model, level)
+    levels = tuple(level for level, _share in FAINT_CHECKS)
+    for grown, (_level, share) in zip(grown_scores(guess, model, levels), FAINT_CHECKS):
         joint = grown * colour
         j = int(np.argmax(joint))
         if j != i and joint[j] >= share * glyph[i] * colour[i]:
