@@ -21,7 +21,7 @@ from .colour import column_probabilities
 from .decode import LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses
 from .heap import keep_freed_memory
 from .locate import find_ball
-from .print_find import PrintFinder
+from .print_find import FAINT, PrintFinder
 from .sphere import PATCH
 
 CALIBRATION = Path(__file__).with_name("data") / "calibration.npz"
@@ -112,7 +112,7 @@ class Calibration:
 # Faint-ink checks of the best number, in order: (ink level, share of the best
 # number's score the other number must reach under it). Paler ink is noisier,
 # so there the other number must be a real contender, not a speck's whim.
-FAINT_CHECKS = ((0.4, 0.0), (0.3, 0.2), (0.25, 0.2))
+FAINT_CHECKS = ((FAINT, 0.0), (0.3, 0.2), (0.25, 0.2))
 
 
 def _lightened_away(i: int, guess: Guess, model, glyph: np.ndarray, colour: np.ndarray) -> float | None:
