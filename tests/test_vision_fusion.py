@@ -44,6 +44,14 @@ def test_many_weak_frames_do_not_add_up_to_a_commit():
     assert fused.decision != "commit"
 
 
+def test_frames_the_reader_would_not_name_never_commit():
+    # The calibration can give 0.9996 to a reading under the accept level (a
+    # 9 cut short by the lip, read as G50); frames of one pose repeat it.
+    unsure = [_reading(50, 0.9996, named=False) for _ in range(5)]
+    assert fuse(unsure).decision == "confirm"
+    assert fuse(unsure[:2] + [_reading(50, 0.9996) for _ in range(3)]).decision == "commit"
+
+
 def test_no_readings_or_no_scores_represent():
     assert fuse([]).decision == "represent"
     empty = Reading(None, None, None, 0.0, 1.0, "no ball found")

@@ -5,7 +5,10 @@ so the fused evidence must not multiply them as if independent. We combine
 the per-frame number probabilities with a tempered product (geometric mean
 raised to sqrt(n)) and the frames' calibrated confidences by their median
 log-odds plus log(k)/2: more frames help, far less than independence would
-claim. Frames that named a ball must all agree.
+claim. Frames that named a ball must all agree, and a call needs most of the
+agreeing frames to have named it themselves: a frame the reader would not name
+(evidence under its accept level) can carry a high calibrated confidence, and
+frames of one pose repeat it.
 
     commit    - strong, consistent evidence: call the ball
     confirm   - one clear candidate but not strong enough: ask a person
@@ -66,7 +69,8 @@ def fuse(readings: list, commit_at: float = 0.999, confirm_at: float = 0.9) -> F
     disagree = len(agree) < 0.6 * k
     if conflict or disagree:
         return FusedReading("represent", None, None, conf, n)
-    if conf >= commit_at:
+    named_agree = sum(1 for r in useful if getattr(r, "ball", None) is not None and r.number == number)
+    if conf >= commit_at and named_agree >= 0.5 * len(agree):
         return FusedReading("commit", number, ball_name(number), conf, n)
     if conf >= confirm_at:
         return FusedReading("confirm", number, ball_name(number), conf, n)
