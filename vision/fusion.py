@@ -5,7 +5,7 @@ so the fused evidence must not multiply them as if independent. We combine
 the per-frame number probabilities with a tempered product (geometric mean
 raised to sqrt(n)) and the frames' calibrated confidences by their median
 log-odds plus log(k)/2: more frames help, far less than independence would
-claim. Frames that named a ball must all agree, and a call needs most of the
+claim. Frames that named a ball must all agree, and a call needs at least half of the
 agreeing frames to have named it themselves: a frame the reader would not name
 (evidence under its accept level) can carry a high calibrated confidence, and
 frames of one pose repeat it.
