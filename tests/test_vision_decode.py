@@ -1,5 +1,6 @@
 """Glyph probabilities to ball numbers, and the calibration that decides when to name one."""
 import numpy as np
+import pytest
 
 from vision.classify import CLASSES
 from vision.decode import as_digit, as_letter
@@ -61,3 +62,11 @@ def test_a_reading_is_not_named_when_other_numbers_hold_a_tenth_of_the_posterior
     assert cal.accepts(0.6, posterior=0.95)
     assert not cal.accepts(0.6, posterior=0.63)
     assert not cal.accepts(0.2, posterior=1.0)
+
+
+def test_a_reading_not_named_reports_no_more_than_the_unsure_ceiling():
+    cal = Calibration(np.array([0.0, 0.2, 0.2, 1.0]), np.array([0.5, 0.5, 0.9996, 0.9996]), 0.31, 0.98)
+    assert cal.confidence(0.6) == pytest.approx(0.9996)                  # named
+    assert cal.confidence(0.25) == 0.98                                  # under the accept level
+    assert cal.confidence(0.6, posterior=0.63) == 0.98                   # others hold too much
+    assert cal.confidence(0.1) == 0.5                                    # low stays low

@@ -129,3 +129,16 @@ def test_a_lone_digit_beside_a_lightened_digit_is_not_named(reader, where, truth
 @pytest.mark.parametrize("where, truth, wrong", [("960043:80", "G59", "G50"), ("990040:56", "I21", "I17")])
 def test_a_digit_cut_short_is_not_read_as_another(reader, where, truth, wrong):
     _assert_not_read_as(reader, where, truth, wrong)
+
+
+def test_a_ball_not_named_never_shows_the_confidence_of_a_named_one(reader):
+    # 960043:80 (G59, the 9 cut short) is not named, yet its evidence sits where
+    # the calibration map is flat at 0.9996; a console showed that figure, and
+    # five such frames fused to more than the commit level.
+    from vision.bench_wrong import frame_at
+    from vision.fusion import fuse
+    _ball, frame = frame_at("960043:80", "train")
+    r = reader.read(frame)
+    assert r.ball is None and r.reason == "unsure"
+    assert r.confidence <= reader.calibration.unsure_ceiling < 0.99
+    assert fuse([r] * 5).confidence < 0.999

@@ -28,6 +28,7 @@ CALIBRATION = Path(__file__).with_name("data") / "calibration.npz"
 ACCEPT_EVIDENCE = 0.9    # default; the calibration file carries a measured one
 MIN_CONFIDENCE = 0.97    # never name a ball below this calibrated confidence
 MIN_POSTERIOR = 0.9      # ... nor when other numbers hold more than a tenth of the posterior
+UNSURE_CEILING = 0.9     # default confidence cap of a reading not named; the calibration file carries a measured one
 EARLY_EXIT = 0.9         # evidence from dark ink at which light ink is not tried
 EDGE_ON = math.cos(math.radians(58))   # print centre turned further than this from the camera
 
@@ -83,18 +84,23 @@ class Calibration:
 
     Fitted by isotonic regression on held-out renderer frames (vision/train.py).
     `accept` is the evidence above which no calibration reading was wrong.
+    `unsure_ceiling` is the share of calibration readings right among those the
+    reader would not name although the map gives them at least MIN_CONFIDENCE
+    (the map is flat at its top, below the accept level too): a reading not
+    named reports no more than that, so an unsure ball never shows 0.9996.
     """
 
     def __init__(self, xs: np.ndarray | None = None, ps: np.ndarray | None = None,
-                 accept: float = ACCEPT_EVIDENCE):
-        self.xs, self.ps, self.accept = xs, ps, accept
+                 accept: float = ACCEPT_EVIDENCE, unsure_ceiling: float = UNSURE_CEILING):
+        self.xs, self.ps, self.accept, self.unsure_ceiling = xs, ps, accept, unsure_ceiling
 
     @classmethod
     def load(cls, path: Path = CALIBRATION) -> "Calibration":
         if not path.exists():
             return cls()
         with np.load(path) as z:
-            return cls(z["xs"], z["ps"], float(z["accept"]))
+            ceiling = float(z["unsure_ceiling"]) if "unsure_ceiling" in z.files else UNSURE_CEILING
+            return cls(z["xs"], z["ps"], float(z["accept"]), ceiling)
 
     def __call__(self, ev: float) -> float:
         if self.xs is None:            # uncalibrated: the evidence itself, squeezed
@@ -107,6 +113,11 @@ class Calibration:
         clear of the others: calibration is thin just above the accept level,
         where a 3 read as a 5 with 0.63 of the posterior once got 0.9996."""
         return ev >= self.accept and self(ev) >= MIN_CONFIDENCE and posterior >= MIN_POSTERIOR
+
+    def confidence(self, ev: float, posterior: float = 1.0) -> float:
+        """The confidence to report: capped at `unsure_ceiling` when the ball is not named."""
+        conf = self(ev)
+        return conf if self.accepts(ev, posterior) else min(conf, self.unsure_ceiling)
 
 
 # Faint-ink checks of the best number, in order: (ink level, share of the best
@@ -201,7 +212,7 @@ class BallReader:
             return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
         post, glyph, who, i, ev = best
         number = i + 1
-        conf = self.calibration(ev)
+        conf = self.calibration.confidence(ev, float(post[i]))
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]
         quad, image = _print_outline(g) if g is not None else (None, None)

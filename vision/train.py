@@ -310,13 +310,17 @@ def calibrate(args, t0: float) -> None:
     with Pool(args.workers) as pool:
         rows = np.concatenate(pool.map(_calib_chunk, jobs))
     xs, ps, accept = fit_calibration(rows)
-    from .reader import CALIBRATION, Calibration
-    np.savez(CALIBRATION, xs=xs, ps=ps, accept=accept)
+    from .reader import CALIBRATION, MIN_CONFIDENCE, Calibration
     cal = Calibration(xs, ps, accept)
     ok = rows[:, 1] == 1
     readable = rows[:, 2] >= 0.65
     taken = np.array([cal.accepts(e, p) for e, p in zip(rows[:, 0], rows[:, 3])])
-    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; readable read "
+    # Readings not named that the map still puts at the top: how often were they right?
+    high = ~taken & (np.array([cal(e) for e in rows[:, 0]]) >= MIN_CONFIDENCE)
+    ceiling = float((ok[high].sum() + 1) / (high.sum() + 2))
+    np.savez(CALIBRATION, xs=xs, ps=ps, accept=accept, unsure_ceiling=ceiling)
+    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; not named but confidence "
+          f">= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most {ceiling:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
           f"{time.time() - t0:.0f}s total", flush=True)
 
