@@ -78,8 +78,8 @@ def test_print_turned_half_way_round_shows_the_other_side():
 def test_every_font_the_renderer_draws_with_is_installed():
     # `make setup` installs them (fonts-urw-base35, fonts-noto-mono, ...); a missing
     # one would only show up later as a random failure in training or the simulator.
-    from vision.render import DEV_FONTS, TRAIN_FONTS
+    from vision.render import DEV_FONTS, OTHER_FONTS, TRAIN_FONTS
     from vision.render_decal import font_path
 
-    for name in TRAIN_FONTS + DEV_FONTS:
+    for name in TRAIN_FONTS + DEV_FONTS + OTHER_FONTS:
         assert font_path(name).endswith(name)

@@ -1,6 +1,6 @@
 """Hunt for wrong readings on many fresh renderer frames (a benchmark, not a test):
 
-    python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen] [--workers 2]
+    python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen|other] [--workers 2]
     python -m vision.bench_wrong --show SEED:INDEX [--fonts ...]    # write that frame to a PNG
 
 A wrong reading is rare (about one frame in a thousand), so the 700 renderer
@@ -25,8 +25,9 @@ CHUNK = 125
 
 
 def _fonts(name: str):
-    from .render import DEV_FONTS
-    return DEV_FONTS if name == "unseen" else None
+    """None: the training fonts; "unseen": the dev set's two; "other": a third family."""
+    from .render import DEV_FONTS, OTHER_FONTS
+    return {"unseen": DEV_FONTS, "other": OTHER_FONTS}.get(name)
 
 
 def _chunk(args):
@@ -74,7 +75,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=900000)
-    ap.add_argument("--fonts", choices=("train", "unseen"), default="train")
+    ap.add_argument("--fonts", choices=("train", "unseen", "other"), default="train")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show", metavar="SEED:INDEX", help="write this frame to frame-SEED-INDEX.png instead")
     args = ap.parse_args(argv)

@@ -33,6 +33,9 @@ TRAIN_FONTS = (
     "DejaVuSans-BoldOblique.ttf", "LiberationSans-BoldItalic.ttf",
 )
 DEV_FONTS = ("DejaVuSans-Bold.ttf", "LiberationSans-Bold.ttf")
+# A third family, neither trained on nor in the dev set: a check of fonts
+# the reader has never met (vision.bench_wrong --fonts other).
+OTHER_FONTS = ("FreeSansBold.ttf", "FreeSerifBold.ttf", "FreeSans.ttf")
 
 
 @dataclass
