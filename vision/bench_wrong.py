@@ -36,6 +36,7 @@ def _chunk(args):
     from .reader import BallReader
     reader = BallReader()
     named = right_readable = readable = 0
+    confidence = 0.0
     wrong = []
     for k, (truth, ink, frame) in enumerate(renderer_frames(n, seed, _fonts(fonts))):
         r = reader.read(frame)
@@ -43,11 +44,12 @@ def _chunk(args):
         if r.ball is None:
             continue
         named += 1
+        confidence += r.confidence
         if r.ball == truth:
             right_readable += ink >= 0.65
         else:
             wrong.append((truth, r.ball, r.confidence, ink, f"{seed}:{k}"))
-    return n, readable, right_readable, named, wrong
+    return n, readable, right_readable, named, confidence, wrong
 
 
 def hunt(frames: int, seed: int, fonts: str, workers: int) -> list[tuple]:
@@ -55,11 +57,12 @@ def hunt(frames: int, seed: int, fonts: str, workers: int) -> list[tuple]:
     t0 = time.time()
     with Pool(workers) as pool:
         parts = pool.map(_chunk, jobs)
-    n, readable, right, named = (sum(p[i] for p in parts) for i in range(4))
-    wrong = [w for p in parts for w in p[4]]
+    n, readable, right, named, confidence = (sum(p[i] for p in parts) for i in range(5))
+    wrong = [w for p in parts for w in p[5]]
+    # Does the confidence mean what it says? Compare it with the share named right.
     print(f"{n} renderer frames ({fonts} fonts, chunks from seed {seed}), {time.time() - t0:.0f} s: "
-          f"named {named}, readable read right {right}/{readable} = {100 * right / max(readable, 1):.1f}%, "
-          f"named WRONG {len(wrong)}")
+          f"named {named} (mean confidence {confidence / max(named, 1):.4f}, right {1 - len(wrong) / max(named, 1):.4f}), "
+          f"readable read right {right}/{readable} = {100 * right / max(readable, 1):.1f}%, named WRONG {len(wrong)}")
     for truth, read, conf, ink, where in sorted(wrong, key=lambda w: -w[2]):
         print(f"  {truth} read {read}  confidence {conf:.4f}  ink_visible {ink:.2f}  frame {where}")
     return wrong
