@@ -3,7 +3,7 @@
     python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen|other] [--workers 2]
     python -m vision.bench_wrong --show SEED:INDEX [--fonts ...]    # write that frame to a PNG
 
-A wrong reading is rare (about one frame in a thousand), so the 700 renderer
+A wrong reading is rare (about one frame in 5000 since 3 December), so the 700 renderer
 frames of `vision.bench` cannot show the rate. Frames come in chunks of 125,
 chunk i drawn from seed + i; every named-but-wrong frame is listed as
 SEED:INDEX so it can be looked at. Use seeds that no rule was tuned on: the
