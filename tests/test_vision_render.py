@@ -83,3 +83,17 @@ def test_every_font_the_renderer_draws_with_is_installed():
 
     for name in TRAIN_FONTS + DEV_FONTS + OTHER_FONTS:
         assert font_path(name).endswith(name)
+
+
+def test_a_second_light_at_the_mirror_place_moves_the_glare_so_the_minimum_loses_it():
+    from vision.glare import remove_glare
+    from vision.render import mirror_lit
+    rng = np.random.default_rng(5)
+    scene = scene_with(random_scene(68, rng), glare=1.0, glare_pos=(-0.4, -0.3), light_az_deg=-130.0)
+    other = mirror_lit(scene)
+    assert other.light_az_deg == -50.0 and other.glare_pos == (0.4, -0.3) and other.ball == scene.ball
+    a, b = render(scene, rng), render(other, rng)
+    ball = _ball_pixels(a, scene)
+    saturated = lambda f: int(((f.min(axis=2) >= 250) & ball).sum())
+    assert saturated(a) > 150 and saturated(b) > 150      # each exposure has its glare spot ...
+    assert saturated(remove_glare(a, b)) < 0.1 * saturated(a)   # ... in another place

@@ -62,14 +62,32 @@ def dev_frames(limit: int | None = None):
         yield r["ball"], float(r["ink_visible"]), cv2.imread(str(DEV / r["image"]))
 
 
-def renderer_frames(n: int, seed: int, fonts=None):
+def renderer_scenes(n: int, seed: int, fonts=None):
+    """(scene, frame) of n random scenes drawn from seed."""
     from .render import random_scene, render
     rng = np.random.default_rng(seed)
     for _ in range(n):
         number = int(rng.integers(1, 76))
         kw = {"font": str(rng.choice(fonts))} if fonts else {}
         scene = random_scene(number, rng, **kw)
-        yield scene.ball, scene.ink_visible, render(scene, rng)
+        yield scene, render(scene, rng)
+
+
+def two_light_frame(scene, frame: np.ndarray, seed: int, k: int) -> np.ndarray:
+    """The per-pixel minimum (vision.glare) of frame and a second exposure of the
+    same ball under a light at the mirror place, with its own noise."""
+    from .glare import remove_glare
+    from .render import mirror_lit, render
+    return remove_glare(frame, render(mirror_lit(scene), np.random.default_rng([seed, k])))
+
+
+def renderer_frames(n: int, seed: int, fonts=None, two_lights: bool = False):
+    """(ball, ink_visible, frame) of n random scenes; with two_lights each frame is
+    two_light_frame (the scenes and first exposures stay those of one light)."""
+    for k, (scene, frame) in enumerate(renderer_scenes(n, seed, fonts)):
+        if two_lights:
+            frame = two_light_frame(scene, frame, seed, k)
+        yield scene.ball, scene.ink_visible, frame
 
 
 def run_reader(reader, frames) -> list:

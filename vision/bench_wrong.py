@@ -1,6 +1,6 @@
 """Hunt for wrong readings on many fresh renderer frames (a benchmark, not a test):
 
-    python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen|other] [--workers 2]
+    python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen|other] [--two-lights] [--workers 2]
     python -m vision.bench_wrong --show SEED:INDEX [--fonts ...]    # write that frame to a PNG
 
 A wrong reading is rare (about one frame in 5000 since 3 December), so the 700 renderer
@@ -19,7 +19,7 @@ from multiprocessing import Pool
 import cv2
 import numpy as np
 
-from .bench import renderer_frames
+from .bench import renderer_frames, renderer_scenes, two_light_frame
 
 CHUNK = 125
 
@@ -31,14 +31,14 @@ def _fonts(name: str):
 
 
 def _chunk(args):
-    seed, n, fonts = args
+    seed, n, fonts, two_lights = args
     cv2.setNumThreads(1)
     from .reader import BallReader
     reader = BallReader()
     named = right_readable = readable = 0
     confidence = 0.0
     wrong = []
-    for k, (truth, ink, frame) in enumerate(renderer_frames(n, seed, _fonts(fonts))):
+    for k, (truth, ink, frame) in enumerate(renderer_frames(n, seed, _fonts(fonts), two_lights)):
         r = reader.read(frame)
         readable += ink >= 0.65
         if r.ball is None:
@@ -52,15 +52,17 @@ def _chunk(args):
     return n, readable, right_readable, named, confidence, wrong
 
 
-def hunt(frames: int, seed: int, fonts: str, workers: int) -> list[tuple]:
-    jobs = [(seed + i, min(CHUNK, frames - i * CHUNK), fonts) for i in range((frames + CHUNK - 1) // CHUNK)]
+def hunt(frames: int, seed: int, fonts: str, workers: int, two_lights: bool = False) -> list[tuple]:
+    jobs = [(seed + i, min(CHUNK, frames - i * CHUNK), fonts, two_lights)
+            for i in range((frames + CHUNK - 1) // CHUNK)]
     t0 = time.time()
     with Pool(workers) as pool:
         parts = pool.map(_chunk, jobs)
     n, readable, right, named, confidence = (sum(p[i] for p in parts) for i in range(5))
     wrong = [w for p in parts for w in p[5]]
     # Does the confidence mean what it says? Compare it with the share named right.
-    print(f"{n} renderer frames ({fonts} fonts, chunks from seed {seed}), {time.time() - t0:.0f} s: "
+    lights = ", two lights" if two_lights else ""
+    print(f"{n} renderer frames ({fonts} fonts{lights}, chunks from seed {seed}), {time.time() - t0:.0f} s: "
           f"named {named} (mean confidence {confidence / max(named, 1):.4f}, right {1 - len(wrong) / max(named, 1):.4f}), "
           f"readable read right {right}/{readable} = {100 * right / max(readable, 1):.1f}%, named WRONG {len(wrong)}")
     for truth, read, conf, ink, where in sorted(wrong, key=lambda w: -w[2]):
@@ -68,10 +70,10 @@ def hunt(frames: int, seed: int, fonts: str, workers: int) -> list[tuple]:
     return wrong
 
 
-def frame_at(where: str, fonts: str) -> tuple[str, np.ndarray]:
+def frame_at(where: str, fonts: str, two_lights: bool = False) -> tuple[str, np.ndarray]:
     seed, k = (int(v) for v in where.split(":"))
-    truth, _ink, frame = next(itertools.islice(renderer_frames(k + 1, seed, _fonts(fonts)), k, None))
-    return truth, frame
+    scene, frame = next(itertools.islice(renderer_scenes(k + 1, seed, _fonts(fonts)), k, None))
+    return scene.ball, two_light_frame(scene, frame, seed, k) if two_lights else frame
 
 
 def main(argv=None) -> None:
@@ -79,16 +81,18 @@ def main(argv=None) -> None:
     ap.add_argument("--frames", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=900000)
     ap.add_argument("--fonts", choices=("train", "unseen", "other"), default="train")
+    ap.add_argument("--two-lights", action="store_true",
+                    help="each frame the per-pixel minimum of two exposures under mirrored lights (vision.glare)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--show", metavar="SEED:INDEX", help="write this frame to frame-SEED-INDEX.png instead")
     args = ap.parse_args(argv)
     if args.show:
-        truth, frame = frame_at(args.show, args.fonts)
+        truth, frame = frame_at(args.show, args.fonts, args.two_lights)
         out = f"frame-{args.show.replace(':', '-')}.png"
         cv2.imwrite(out, frame)
         print(f"{out}: {truth}")
         return
-    hunt(args.frames, args.seed, args.fonts, args.workers)
+    hunt(args.frames, args.seed, args.fonts, args.workers, args.two_lights)
 
 
 if __name__ == "__main__":
