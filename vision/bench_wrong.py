@@ -1,7 +1,7 @@
 """Hunt for wrong readings on many fresh renderer frames (a benchmark, not a test):
 
     python -m vision.bench_wrong [--frames 6000] [--seed 900000] [--fonts train|unseen|other] [--two-lights] [--workers 2]
-    python -m vision.bench_wrong --show SEED:INDEX [--fonts ...]    # write that frame to a PNG
+    python -m vision.bench_wrong --show SEED:INDEX [--fonts ...] [--two-lights]    # write that frame to a PNG
 
 A wrong reading is rare (about one frame in 5000 since 3 December), so the 700 renderer
 frames of `vision.bench` cannot show the rate. Frames come in chunks of 125,

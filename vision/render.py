@@ -170,12 +170,12 @@ def render(scene: Scene | None, rng: np.random.Generator, size=(640, 480), *,
     return cv2.imdecode(jpg, cv2.IMREAD_COLOR)
 
 
-
 def mirror_lit(scene: Scene) -> Scene:
     """The same ball lit from the mirror place across the camera's vertical axis
     (a second light, for two-exposure glare removal: vision.glare)."""
     gx, gy = scene.glare_pos
     return scene_with(scene, light_az_deg=-180.0 - scene.light_az_deg, glare_pos=(-gx, gy))
+
 
 # ---------------------------------------------------------------- internals
 
