@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
 from firmware.ball_sensor import BallSensor
+from firmware.glare_lights import GlareLights
 from services import __version__, selftest, systemd_notify
 from services.clock import clock_synchronised
 from services.commands import execute
@@ -37,12 +39,14 @@ from vision.frame_source import (
     SimulatedSource,
 )
 from vision.fusion import fuse
+from vision.glare import remove_glare
 from vision.reader import BallReader
 
 log = logging.getLogger(__name__)
 
 CAMERA_FAULT = selftest.CAMERA_FAULT
 SENSOR_FAULT = "sensor_stuck"
+LIGHTS_FAULT = "glare_lights"
 DISK_FAULT = "disk_full"
 CAMERA_WATCH_S = 1.0
 CAMERA_RETRY_S = 1.0
@@ -82,7 +86,7 @@ class Appliance:
         self.blower_done = threading.Event()
 
         self.record = Record(cfg.record.path, clock_ok=clock_synchronised)
-        self._camera_lock = threading.Lock()
+        self._camera_lock = threading.RLock()
         self.record_error: str | None = None
         self.engine = DrawEngine.from_config(self.record, cfg, on_change=self._engine_changed,
                                              on_call=lambda call: self.notify("call", call))
@@ -101,7 +105,8 @@ class Appliance:
             in_blower = [n for n in range(1, 76) if n not in self._called_numbers()]
             self.blower = SimBlower(pin, cfg.sim, seed, balls, in_blower, active_high=self._active_high())
             self.outcome_listeners.append(self.blower.outcome)
-        self.camera = make_camera(cfg, self.blower.scene if self.blower else None, seed or 0)
+        self.lights: GlareLights | None = None  # opened by the self-test, when configured
+        self.camera = make_camera(cfg, self._sim_view if self.blower else None, seed or 0)
 
         self.mqtt = MqttLink(cfg.mqtt, cfg.device_id, self.record, self.engine.state, self._fault_payload,
                              self.request)
@@ -122,6 +127,12 @@ class Appliance:
 
     def _active_high(self) -> bool:
         return self.cfg.sensor.active_high if self.cfg.sensor.pull_up is None else not self.cfg.sensor.pull_up
+
+    def _sim_view(self):
+        """What the simulated camera sees: the ball in the holder, under the lamps lit now."""
+        from services.sim import under_lamps
+
+        return under_lamps(self.blower.scene(), *(self.lights.lit if self.lights else (True, False)))
 
     def _called_numbers(self) -> list[int]:
         game = self.engine.game
@@ -208,28 +219,62 @@ class Appliance:
         sensor.on_fault_cleared = lambda: self.engine.clear_fault(SENSOR_FAULT)
         self.sensor = sensor
 
+    def _open_lights(self) -> selftest.Finding | None:
+        lights = self.cfg.camera.lights
+        if lights is None or self.lights is not None:
+            return None
+        try:
+            self.lights = GlareLights(lights.pin_a, lights.pin_b, active_high=lights.active_high,
+                                      pin_factory=self.pin_factory)
+        except Exception as e:  # as for the sensor, gpiozero raises many kinds
+            return selftest.Finding(LIGHTS_FAULT, f"glare lights on pins {lights.pin_a}, {lights.pin_b}: {e}; "
+                                    "reading with the lamps as they are", affects_calls=False)
+        return None
+
     # -- reading a ball --------------------------------------------------------------------
-    def _frames(self, count: int) -> list:
-        """`count` fresh frames, or [] after raising a camera fault and reopening the camera."""
-        frames = []
+    def take_frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
+        """`count` fresh frames to read, as every reading of a ball takes them. With glare lamps
+        (camera.lights), each is the per-pixel minimum (vision.glare) of two consecutive
+        exposures, one under lamp A and one under lamp B: count + 1 exposures in all, after
+        which both lamps are lit again. Raises CameraFault."""
         with self._camera_lock:
-            for _ in range(count):
-                try:
-                    frames.append(self.camera.read(timeout=self.cfg.camera.frame_timeout_s))
-                except CameraFault as e:
-                    self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
-                    self._reopen_camera()
-                    return []
-                systemd_notify.watchdog()  # only while frames are really being processed
+            if self.lights is None or not glare_free:
+                return [self._exposure() for _ in range(count)]
+            try:
+                shots = [self._exposure_under("ab"[i % 2]) for i in range(count + 1)]
+            finally:
+                self.lights.light("both")
+            return [remove_glare(a, b) for a, b in zip(shots, shots[1:])]
+
+    def _exposure(self) -> np.ndarray:
+        frame = self.camera.read(timeout=self.cfg.camera.frame_timeout_s)
+        systemd_notify.watchdog()  # only while frames are really being processed
+        return frame
+
+    def _exposure_under(self, lamp: str) -> np.ndarray:
+        self.lights.light(lamp)
+        for _ in range(self.cfg.camera.lights.settle_frames):
+            self._exposure()  # exposed (partly) before the switch
+        return self._exposure()
+
+    def _frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
+        """take_frames, or [] after raising a camera fault and reopening the camera."""
+        with self._camera_lock:
+            try:
+                frames = self.take_frames(count, glare_free)
+            except CameraFault as e:
+                self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
+                self._reopen_camera()
+                return []
         if CAMERA_FAULT in self.engine.faults:
             self.engine.clear_fault(CAMERA_FAULT)
         return frames
 
     def _camera_watch(self) -> None:
         """Between balls, keep taking a frame a second: a camera that stops is found (and the
-        watchdog starves) even when no ball is drawn."""
+        watchdog starves) even when no ball is drawn. The lamps stay as they are."""
         while not self.stop_event.wait(CAMERA_WATCH_S):
-            self._frames(1)
+            self._frames(1, glare_free=False)
 
     def _reopen_camera(self) -> None:
         try:
@@ -308,10 +353,11 @@ class Appliance:
             self._start_sensor()
         except Exception as e:  # gpiozero raises many kinds: a missing pin, no GPIO chip, a busy pin
             findings.append(selftest.Finding(selftest.SENSOR_FAULT, f"ball sensor on pin {self.cfg.sensor.pin}: {e}"))
+        findings.append(self._open_lights())
         found = {f.code for f in findings if f}
         for f in filter(None, findings):
             self.engine.raise_fault(f.code, f.message, affects_calls=f.affects_calls)
-        for code in (CAMERA_FAULT, selftest.SENSOR_FAULT):  # hardware that answers again clears itself
+        for code in (CAMERA_FAULT, selftest.SENSOR_FAULT, LIGHTS_FAULT):  # hardware that answers again clears itself
             if code in self.engine.faults and code not in found:
                 self.engine.clear_fault(code)
         self.record.append("self_test", {"faults": sorted(found)})
@@ -391,6 +437,8 @@ class Appliance:
             t.join(timeout=5)
         if self.sensor:
             self.sensor.close()
+        if self.lights:
+            self.lights.close()
         self.camera.close()
         self.mqtt.stop(timeout=drain_s)
         for integration in self.integrations:

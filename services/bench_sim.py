@@ -2,10 +2,12 @@
 simulator's truth. Run with `make bench-sim` (SEEDS="11 12" by default).
 
 Prints per seed: calls, wrong calls, calls read by the camera, balls a person (the simulated
-caller) had to confirm, readings, presentations asked for, and seconds.
+caller) had to confirm, readings, presentations asked for, and seconds. With --two-lamps the
+appliance has glare lamps (camera.lights) and reads each frame from two exposures.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -18,7 +20,10 @@ import paho.mqtt.client as mqtt
 from services.bench_footprint import start_broker
 
 
-def draw_all(port: int, seed: int, folder: Path) -> dict:
+TWO_LAMPS = "\n[camera.lights]\npin_a = 5\npin_b = 6\n"
+
+
+def draw_all(port: int, seed: int, folder: Path, two_lamps: bool = False) -> dict:
     device = f"bench-{seed}"
     messages: list[tuple[str, bytes]] = []
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
@@ -28,7 +33,7 @@ def draw_all(port: int, seed: int, folder: Path) -> dict:
     client.loop_start()
     time.sleep(0.5)
     cfg = folder / "bench.toml"
-    cfg.write_text("[web]\nenabled = false\n")
+    cfg.write_text("[web]\nenabled = false\n" + (TWO_LAMPS if two_lamps else ""))
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "services.cli", "run", "--sim", "--balls", "75",
                            "--seed", str(seed), "--config", str(cfg), "--mqtt", f"mqtt://127.0.0.1:{port}",
@@ -49,10 +54,14 @@ def draw_all(port: int, seed: int, folder: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    seeds = [int(s) for s in argv] or [11, 12]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("seeds", nargs="*", type=int, default=[11, 12])
+    ap.add_argument("--two-lamps", action="store_true", help="glare lamps A and B (camera.lights)")
+    args = ap.parse_args(argv)
     with start_broker() as port, tempfile.TemporaryDirectory() as tmp:
-        rows = [draw_all(port, seed, Path(tmp)) for seed in seeds]
-    print("simulated draws of 75 balls, calls checked against the simulator's truth")
+        rows = [draw_all(port, seed, Path(tmp), args.two_lamps) for seed in args.seeds]
+    print("simulated draws of 75 balls, calls checked against the simulator's truth"
+          + (", two glare lamps" if args.two_lamps else ""))
     print(f"{'seed':>5}{'calls':>7}{'wrong':>7}{'camera':>8}{'confirmed':>11}{'reads':>7}{'again':>7}{'s':>6}")
     for r in rows:
         print(f"{r['seed']:>5}{r['calls']:>7}{r['wrong']:>7}{r['camera']:>8}{r['confirmed']:>11}{r['reads']:>7}"

@@ -48,20 +48,28 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from vision.reader import BallReader, ImageError, read_image_file
+    from vision.glare import remove_glare
+    from vision.reader import BallReader, ImageError, load_image
 
+    if args.pairs and len(args.images) % 2:
+        print("ballreader read --pairs: give the images two by two (lamp A, lamp B)", file=sys.stderr)
+        return 2
     reader = BallReader()
     failed = False
-    for image in args.images:
+    step = 2 if args.pairs else 1
+    for i in range(0, len(args.images), step):
+        shots = args.images[i:i + step]
+        line = {"images": shots} if args.pairs else {"image": shots[0]}
         try:
-            r = read_image_file(image, reader=reader)
-            line = {"image": image, "ball": r.ball, "letter": r.letter, "number": r.number,
-                    "confidence": round(r.confidence, 4), "ms": round(r.ms, 2)}
+            frames = [load_image(path) for path in shots]
+            r = reader.read(remove_glare(*frames) if args.pairs else frames[0])
+            line.update(ball=r.ball, letter=r.letter, number=r.number, confidence=round(r.confidence, 4),
+                        ms=round(r.ms, 2))
             if r.reason and r.ball is None:
                 line["reason"] = r.reason
-        except ImageError as e:
+        except (ImageError, ValueError) as e:  # ValueError: a pair of different sizes
             failed = True
-            line = {"image": image, "error": str(e)}
+            line["error"] = str(e)
         print(json.dumps(line), flush=True)
     return 1 if failed else 0
 
@@ -89,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     read = sub.add_parser("read", help="read balls in image files, one JSON line per image")
     read.add_argument("--json", action="store_true", help="JSON lines (the default and only format)")
+    read.add_argument("--pairs", action="store_true",
+                      help="images two by two, one under each glare lamp: each pair is read as their "
+                           "per-pixel minimum, as the appliance does with camera.lights")
     read.add_argument("images", nargs="+")
     read.set_defaults(func=_read)
 

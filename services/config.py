@@ -84,6 +84,20 @@ class Region(Section):
     r: float = Field(gt=5, description="Radius, pixels")
 
 
+class GlareLightsConfig(Section):
+    pin_a: int | str = Field(description="GPIO output switching lamp A (BCM number or gpiozero name)")
+    pin_b: int | str = Field(description="GPIO output switching lamp B, at the mirror place across the camera")
+    active_high: bool = Field(True, description="True when a high output lights a lamp")
+    settle_frames: int = Field(2, ge=0, le=10,
+                               description="Frames dropped after switching lamps: exposed partly under the other")
+
+    @model_validator(mode="after")
+    def _two_pins(self) -> "GlareLightsConfig":
+        if str(self.pin_a) == str(self.pin_b):
+            raise ValueError("camera.lights: pin_a and pin_b must be different pins")
+        return self
+
+
 class CameraConfig(Section):
     kind: Literal["sim", "picamera2", "opencv"] = Field("sim", description="Frame source")
     device: int | str = Field(0, description="OpenCV device index, or a video file / URL")
@@ -94,6 +108,8 @@ class CameraConfig(Section):
     exposure_us: int | None = Field(None, ge=10, le=1_000_000)
     gain: float | None = Field(None, ge=0, le=64)
     awb: Literal["auto", "daylight", "tungsten", "fluorescent", "indoor"] = "auto"
+    lights: GlareLightsConfig | None = Field(
+        None, description="Two switched lamps: each frame read is the per-pixel minimum of one exposure under each")
 
 
 class ReaderConfig(Section):
@@ -156,6 +172,13 @@ class Config(Section):
         if not re.fullmatch(r"[a-z0-9-]+", v):
             raise ValueError("must match [a-z0-9-]+")
         return v
+
+    @model_validator(mode="after")
+    def _pins_not_shared(self) -> "Config":
+        lights = self.camera.lights
+        if lights and str(self.sensor.pin) in (str(lights.pin_a), str(lights.pin_b)):
+            raise ValueError(f"camera.lights: pin {self.sensor.pin} is the ball sensor's (sensor.pin)")
+        return self
 
 
 def _one_line(err: ValidationError) -> str:

@@ -21,12 +21,27 @@ import numpy as np
 from firmware.ball_sensor import drive_chatter
 from services.config import SimConfig
 from vision.balls import ball_name
-from vision.render import Scene, random_scene
+from vision.render import Scene, mirror_lit, random_scene, scene_with
 
 log = logging.getLogger(__name__)
 
 OUTCOME_TIMEOUT_S = 30.0
 RELEASE_S = 0.2  # a freed switch stays open this long before the ball is seen again
+HALL_LIGHT = 0.15  # exposure with neither glare lamp lit, against one lamp
+
+
+def under_lamps(scene: Scene | None, lamp_a: bool, lamp_b: bool) -> Scene | None:
+    """What the simulated camera sees with glare lamp A and/or B lit (camera.lights).
+
+    The renderer has one light: lamp A is the scene's own, lamp B its mirror place
+    (render.mirror_lit). With both lit the camera sees lamp A's highlight only, which is
+    enough for the live view; readings take one lamp at a time.
+    """
+    if scene is None or lamp_a:
+        return scene
+    if lamp_b:
+        return mirror_lit(scene)
+    return scene_with(scene, gain=scene.gain * HALL_LIGHT)
 
 
 class SimBlower:
@@ -55,7 +70,8 @@ class SimBlower:
         with self._lock:
             return self._scene
 
-    def _seat(self, scene: Scene | None) -> None:
+    def seat(self, scene: Scene | None) -> None:
+        """Put a ball in the holder (None: take it out), driving the sensor pin as it lands."""
         with self._lock:
             self._scene = scene
             if self._forced is not None:
@@ -106,14 +122,14 @@ class SimBlower:
             scene = self._pose(number)
             self._present(scene, stop)
             stop.wait(self.cfg.hold_s)
-            self._seat(None)
+            self.seat(None)
             stop.wait(self.cfg.gap_s)
 
     def _present(self, scene: Scene, stop: threading.Event) -> None:
         """Seat the ball and wait until it is called, reseating it when asked to."""
         while not stop.is_set():
             self._outcome.clear()
-            self._seat(scene)
+            self.seat(scene)
             if not self._outcome.wait(OUTCOME_TIMEOUT_S):
                 log.warning("sim: no reading of %s within %.0f s", scene.ball, OUTCOME_TIMEOUT_S)
                 return
@@ -126,6 +142,6 @@ class SimBlower:
                 self.confirm(scene.number)
                 return
             # represent / duplicate: lift the ball and reseat it at a new pose.
-            self._seat(None)
+            self.seat(None)
             stop.wait(0.1)
             scene = self._turn(scene)

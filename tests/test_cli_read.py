@@ -1,4 +1,5 @@
 """`ballreader read`: one JSON line per image, errors on their own line, exit status at the end."""
+import itertools
 import json
 import subprocess
 import sys
@@ -47,3 +48,26 @@ def test_reads_images_and_reports_unreadable_files_without_stopping(tmp_path):
 def test_all_readable_gives_exit_zero(tmp_path):
     code, lines = read(clear_ball(tmp_path, 45, 9))
     assert code == 0 and len(lines) == 1 and "error" not in lines[0]
+
+
+def test_pairs_under_the_two_glare_lamps_are_read_as_their_minimum(tmp_path):
+    # The renderer's O68 whose 8 lies half under a saturated highlight (seed 960015, frame 119):
+    # alone, the exposure under lamp A shows a 3; with lamp B's exposure the 8 is whole.
+    from vision.bench import renderer_scenes
+    from vision.render import mirror_lit
+
+    scene, _ = next(itertools.islice(renderer_scenes(120, 960015), 119, None))
+    lamp_a, lamp_b = tmp_path / "a.png", tmp_path / "b.png"
+    cv2.imwrite(str(lamp_a), render(scene, np.random.default_rng(1)))
+    cv2.imwrite(str(lamp_b), render(mirror_lit(scene), np.random.default_rng(2)))
+    small = tmp_path / "small.png"
+    cv2.imwrite(str(small), np.zeros((240, 320, 3), np.uint8))
+
+    code, lines = read("--pairs", lamp_a, lamp_b, lamp_a, small)
+    assert code == 1 and lines[0]["images"] == [str(lamp_a), str(lamp_b)]
+    assert lines[0]["ball"] == "O68" and lines[0]["confidence"] > 0.99
+    assert "frames differ" in lines[1]["error"]  # a pair of different sizes: said, and the rest read
+    assert read(lamp_a)[1][0]["ball"] != "O68"  # one exposure alone is not enough
+    odd = subprocess.run([sys.executable, "-m", "services.cli", "read", "--pairs", str(lamp_a)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert odd.returncode == 2 and "two by two" in odd.stderr

@@ -36,6 +36,17 @@ def test_cross_field_check():
         parse_config({"reader": {"commit_at": 0.95, "confirm_at": 0.99}})
 
 
+def test_glare_lamps_need_two_pins_of_their_own():
+    cfg = parse_config({"camera": {"lights": {"pin_a": 5, "pin_b": "GPIO6"}}})
+    assert (cfg.camera.lights.pin_a, cfg.camera.lights.settle_frames) == (5, 2)
+    with pytest.raises(ConfigError, match="pin_a and pin_b must be different"):
+        parse_config({"camera": {"lights": {"pin_a": 5, "pin_b": 5}}})
+    with pytest.raises(ConfigError, match="pin 17 is the ball sensor's"):
+        parse_config({"sensor": {"pin": 17}, "camera": {"lights": {"pin_a": 17, "pin_b": 6}}})
+    with pytest.raises(ConfigError, match=r"camera\.lights\.pin_b: Field required"):
+        parse_config({"camera": {"lights": {"pin_a": 5}}})
+
+
 def test_saved_config_loads_back_the_same(tmp_path):
     cfg = parse_config({"device_id": "hall-2", "reader": {"region": {"x": 300, "y": 200, "r": 120}},
                         "rules": {"profile": "delaware"}})

@@ -248,8 +248,8 @@ def _print_outline(g: Guess):
 _default_reader: BallReader | None = None
 
 
-def read_image_file(path, reader: BallReader | None = None) -> Reading:
-    """Read a ball from an image file; raises ImageError when the file is not an image."""
+def load_image(path) -> np.ndarray:
+    """An image file as a BGR frame; raises ImageError when the file is not an image."""
     p = Path(path)
     if not p.is_file():
         raise ImageError(f"{p}: no such file")
@@ -257,6 +257,12 @@ def read_image_file(path, reader: BallReader | None = None) -> Reading:
     frame = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
     if frame is None:
         raise ImageError(f"{p}: not an image OpenCV can decode (JPEG, PNG, BMP, ...)")
+    return frame
+
+
+def read_image_file(path, reader: BallReader | None = None) -> Reading:
+    """Read a ball from an image file; raises ImageError when the file is not an image."""
+    frame = load_image(path)
     global _default_reader
     if reader is None:
         if _default_reader is None:

@@ -173,8 +173,11 @@ def render(scene: Scene | None, rng: np.random.Generator, size=(640, 480), *,
 def mirror_lit(scene: Scene) -> Scene:
     """The same ball lit from the mirror place across the camera's vertical axis
     (a second light, for two-exposure glare removal: vision.glare)."""
-    gx, gy = scene.glare_pos
-    return scene_with(scene, light_az_deg=-180.0 - scene.light_az_deg, glare_pos=(-gx, gy))
+    if "mirror_lit" not in scene._cache:  # kept, so its own rendered-frame cache is kept too
+        gx, gy = scene.glare_pos
+        scene._cache["mirror_lit"] = scene_with(scene, light_az_deg=-180.0 - scene.light_az_deg,
+                                                glare_pos=(-gx, gy))
+    return scene._cache["mirror_lit"]
 
 
 # ---------------------------------------------------------------- internals

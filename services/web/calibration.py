@@ -151,13 +151,11 @@ def read_now(appliance, region: tuple[float, float, float] | None, use_saved: bo
     cfg = appliance.cfg.reader
     reader = appliance.reader if use_saved else BallReader(region=region)
     started = time.perf_counter()
-    frames, readings = [], []
     try:
-        for _ in range(cfg.frames):
-            frames.append(appliance.camera.read(timeout=appliance.cfg.camera.frame_timeout_s))
-            readings.append(reader.read(frames[-1]))
+        frames = appliance.take_frames(cfg.frames)
     except CameraFault as e:
         raise Refused(503, f"camera: {e}") from None
+    readings = [reader.read(f) for f in frames]
     fused = fuse(readings, commit_at=cfg.commit_at, confirm_at=cfg.confirm_at)
     took_ms = (time.perf_counter() - started) * 1000
     # Show the frame the reader did best on: its print, its ball and print outlines.

@@ -1,0 +1,126 @@
+"""Two glare lamps (camera.lights): the firmware's outputs on gpiozero's MockFactory, and the
+appliance reading a ball whose 8 a highlight hides, with one lamp and with two, publishing
+its call on a real mosquitto."""
+import functools
+import itertools
+import json
+
+import pytest
+from gpiozero import DigitalOutputDevice
+from gpiozero.exc import GPIOPinInUse
+from gpiozero.pins.mock import MockFactory
+from mqtt_broker import Subscriber
+
+from firmware.glare_lights import GlareLights
+from services.appliance import LIGHTS_FAULT, Appliance
+from services.config import parse_config
+from vision.bench import renderer_scenes
+
+PIN_A, PIN_B = 5, 6
+LAMPS = {"pin_a": PIN_A, "pin_b": PIN_B}
+
+
+@pytest.fixture
+def factory():
+    f = MockFactory()
+    try:
+        yield f
+    finally:
+        f.reset()
+
+
+def levels(factory):
+    return factory.pin(PIN_A).state, factory.pin(PIN_B).state
+
+
+def test_each_lamp_lights_alone_and_both_are_lit_between_readings(factory):
+    lights = GlareLights(PIN_A, PIN_B, pin_factory=factory)
+    assert lights.lit == (True, True) and levels(factory) == (1, 1)
+    for which, lit in (("a", (True, False)), ("b", (False, True)), ("off", (False, False)), ("both", (True, True))):
+        lights.light(which)
+        assert lights.lit == lit and levels(factory) == lit
+    with pytest.raises(ValueError, match="expected one of a, b, both, off"):
+        lights.light("left")
+    assert lights.lit == (True, True)  # a bad name changes nothing
+
+
+def test_lamps_wired_active_low_are_lit_by_a_low_output(factory):
+    lights = GlareLights(PIN_A, PIN_B, active_high=False, pin_factory=factory)
+    lights.light("a")
+    assert lights.lit == (True, False) and levels(factory) == (0, 1)
+
+
+def test_a_busy_second_pin_leaves_the_first_one_free(factory):
+    holder = DigitalOutputDevice(PIN_B, pin_factory=factory)  # another program's
+    with pytest.raises(GPIOPinInUse):
+        GlareLights(PIN_A, PIN_B, pin_factory=factory)
+    GlareLights(PIN_A, 7, pin_factory=factory)  # pin A was given back
+
+
+# A frame of the renderer (seed 960015, frame 119) whose 8 of O68 lies half under a saturated
+# highlight: with one light every frame of the resting ball shows a clean 3.
+@functools.cache
+def o68_under_glare():
+    scene, _ = next(itertools.islice(renderer_scenes(120, 960015), 119, None))
+    assert scene.ball == "O68"
+    return scene
+
+
+def appliance_with(tmp_path, broker, lights):
+    """The simulated appliance, built but not booted."""
+    camera = {"kind": "sim", **({"lights": lights} if lights else {})}
+    cfg = parse_config({"device_id": "t1", "mqtt": {"url": broker.url}, "camera": camera,
+                        "record": {"path": str(tmp_path / "record.db")}, "web": {"enabled": False}})
+    return Appliance(cfg, sim=True, seed=3)
+
+
+def boot(app):
+    app.self_test()  # opens the camera, the sensor and the lamps, as at boot
+    app.mqtt.start()
+    assert app.request("new_occasion", {})["status"] == "ok"
+    assert app.request("new_game", {"all_balls_in_blower": True})["status"] == "ok"
+    return app
+
+
+def close(app):
+    app.sensor.close()
+    if app.lights:
+        app.lights.close()
+    app.camera.close()
+    app.mqtt.stop(timeout=5)
+    app.record.close()
+
+
+@pytest.mark.parametrize("lamps", [None, LAMPS], ids=["one-lamp", "two-lamps"])
+def test_two_lamps_call_the_ball_a_highlight_hid(tmp_path, mosquitto, lamps):
+    app = boot(appliance_with(tmp_path, mosquitto, lamps))
+    try:
+        with Subscriber(mosquitto, "bingo/t1/call") as sub:
+            app.blower.seat(o68_under_glare())
+            outcome = app.read_ball(presentation=1)
+            called = outcome.call["ball"] if outcome.call else None
+            if lamps is None:
+                assert called != "O68"  # the failure the second lamp is for (O63 here)
+                return
+            assert (outcome.decision, called) == ("called", "O68")
+            published = json.loads(sub.wait_for(lambda m: True, timeout=10).payload)
+            assert published["ball"] == "O68" and published["source"] == "camera"
+        assert app.lights.lit == (True, True)  # both lamps lit again after the reading
+        assert LIGHTS_FAULT not in app.engine.faults
+    finally:
+        close(app)
+
+
+def test_lamps_that_cannot_be_had_are_a_fault_and_balls_are_still_read(tmp_path, mosquitto):
+    app = appliance_with(tmp_path, mosquitto, LAMPS)
+    holder = DigitalOutputDevice(PIN_B, pin_factory=app.pin_factory)  # another program holds lamp B's pin
+    boot(app)
+    try:
+        assert app.lights is None
+        fault = app.engine.faults[LIGHTS_FAULT]
+        assert "glare lights on pins 5, 6" in fault["message"] and not fault["affects_calls"]
+        app.blower.seat(o68_under_glare())
+        assert app.read_ball(presentation=1) is not None  # read from one lamp's frames
+        assert app.engine.state()["faults"][0]["code"] == LIGHTS_FAULT
+    finally:
+        close(app)
