@@ -39,7 +39,7 @@ from vision.frame_source import (
     SimulatedSource,
 )
 from vision.fusion import fuse
-from vision.glare import remove_glare
+from vision.glare import two_lamp_frames
 from vision.reader import BallReader
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,7 @@ class Appliance:
             self.blower = SimBlower(pin, cfg.sim, seed, balls, in_blower, active_high=self._active_high())
             self.outcome_listeners.append(self.blower.outcome)
         self.lights: GlareLights | None = None  # opened by the self-test, when configured
+        self.sim_lamps_out: set[str] = set()  # simulation: lamps ("a", "b") burnt out
         self.camera = make_camera(cfg, self._sim_view if self.blower else None, seed or 0)
 
         self.mqtt = MqttLink(cfg.mqtt, cfg.device_id, self.record, self.engine.state, self._fault_payload,
@@ -132,7 +133,8 @@ class Appliance:
         """What the simulated camera sees: the ball in the holder, under the lamps lit now."""
         from services.sim import under_lamps
 
-        return under_lamps(self.blower.scene(), *(self.lights.lit if self.lights else (True, False)))
+        a, b = self.lights.lit if self.lights else (True, False)
+        return under_lamps(self.blower.scene(), a and "a" not in self.sim_lamps_out, b and "b" not in self.sim_lamps_out)
 
     def _called_numbers(self) -> list[int]:
         game = self.engine.game
@@ -234,28 +236,27 @@ class Appliance:
     # -- reading a ball --------------------------------------------------------------------
     def take_frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
         """`count` fresh frames to read, as every reading of a ball takes them. With glare lamps
-        (camera.lights), each is the per-pixel minimum (vision.glare) of two consecutive
-        exposures, one under lamp A and one under lamp B: count + 1 exposures in all, after
-        which both lamps are lit again. Raises CameraFault."""
+        (camera.lights), each is the per-pixel minimum of an exposure under lamp A and one under
+        lamp B (vision.glare.two_lamp_frames); a lamp that gives too little light (burnt out,
+        unplugged) is a glare_lights fault while the other lamp's exposures are read alone.
+        Raises CameraFault."""
         with self._camera_lock:
             if self.lights is None or not glare_free:
                 return [self._exposure() for _ in range(count)]
-            try:
-                shots = [self._exposure_under("ab"[i % 2]) for i in range(count + 1)]
-            finally:
-                self.lights.light("both")
-            return [remove_glare(a, b) for a, b in zip(shots, shots[1:])]
+            frames, out = two_lamp_frames(self._exposure, self.lights.light, count,
+                                          self.cfg.camera.lights.settle_frames)
+        if out:
+            other = "B" if out == "a" else "A"
+            self.engine.raise_fault(LIGHTS_FAULT, f"glare lamp {out.upper()} gives too little light: "
+                                    f"reading under lamp {other} alone", affects_calls=False)
+        elif LIGHTS_FAULT in self.engine.faults:
+            self.engine.clear_fault(LIGHTS_FAULT)
+        return frames
 
     def _exposure(self) -> np.ndarray:
         frame = self.camera.read(timeout=self.cfg.camera.frame_timeout_s)
         systemd_notify.watchdog()  # only while frames are really being processed
         return frame
-
-    def _exposure_under(self, lamp: str) -> np.ndarray:
-        self.lights.light(lamp)
-        for _ in range(self.cfg.camera.lights.settle_frames):
-            self._exposure()  # exposed (partly) before the switch
-        return self._exposure()
 
     def _frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
         """take_frames, or [] after raising a camera fault and reopening the camera."""

@@ -41,7 +41,8 @@ def under_lamps(scene: Scene | None, lamp_a: bool, lamp_b: bool) -> Scene | None
         return scene
     if lamp_b:
         return mirror_lit(scene)
-    return scene_with(scene, gain=scene.gain * HALL_LIGHT)
+    return scene_with(scene, gain=scene.gain * HALL_LIGHT, specular=0.0, glare=0.0,
+                      background_bgr=tuple(round(c * HALL_LIGHT) for c in scene.background_bgr))
 
 
 class SimBlower:

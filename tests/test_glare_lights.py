@@ -5,6 +5,7 @@ import functools
 import itertools
 import json
 
+import numpy as np
 import pytest
 from gpiozero import DigitalOutputDevice
 from gpiozero.exc import GPIOPinInUse
@@ -15,6 +16,7 @@ from firmware.glare_lights import GlareLights
 from services.appliance import LIGHTS_FAULT, Appliance
 from services.config import parse_config
 from vision.bench import renderer_scenes
+from vision.render import random_scene
 
 PIN_A, PIN_B = 5, 6
 LAMPS = {"pin_a": PIN_A, "pin_b": PIN_B}
@@ -122,5 +124,24 @@ def test_lamps_that_cannot_be_had_are_a_fault_and_balls_are_still_read(tmp_path,
         app.blower.seat(o68_under_glare())
         assert app.read_ball(presentation=1) is not None  # read from one lamp's frames
         assert app.engine.state()["faults"][0]["code"] == LIGHTS_FAULT
+    finally:
+        close(app)
+
+
+def test_a_lamp_burnt_out_is_a_fault_and_the_other_lamp_reads_alone(tmp_path, mosquitto):
+    # The minimum of an exposure under a lamp that is out is as dark as that exposure.
+    app = boot(appliance_with(tmp_path, mosquitto, LAMPS))
+    try:
+        app.sim_lamps_out = {"b"}
+        app.blower.seat(random_scene(33, np.random.default_rng(4), glare=0.0, turned_deg=5.0, lip_frac=0.0))
+        outcome = app.read_ball(presentation=1)
+        assert (outcome.decision, outcome.call["ball"]) == ("called", "N33")
+        fault = app.engine.faults[LIGHTS_FAULT]
+        assert fault["message"] == "glare lamp B gives too little light: reading under lamp A alone"
+        assert not fault["affects_calls"]
+        assert app.lights.lit == (True, True)
+        app.sim_lamps_out = set()  # the lamp is replaced: the next reading clears the fault
+        assert len(app.take_frames(5)) == 5
+        assert LIGHTS_FAULT not in app.engine.faults
     finally:
         close(app)

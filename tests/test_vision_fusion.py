@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from vision.fusion import fuse
-from vision.glare import remove_glare
+from vision.glare import remove_glare, two_lamp_frames
 from vision.reader import Reading
 
 
@@ -70,3 +70,43 @@ def test_remove_glare_keeps_the_darker_pixel():
 def test_remove_glare_refuses_mismatched_frames():
     with pytest.raises(ValueError):
         remove_glare(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 5, 3), np.uint8))
+
+
+class TwoLamps:
+    """The camera edge: each exposure shows the lamp lit when it was taken (after the lag of
+    one frame a real camera has), with the glare where that lamp puts it."""
+
+    def __init__(self, out=""):
+        self.lit, self.previous, self.switches, self.out = "both", "both", [], out
+
+    def light(self, which):
+        self.switches.append(which)
+        self.lit = which
+
+    def expose(self):
+        seen, self.previous = self.previous, self.lit  # exposed under the lamps lit a frame ago
+        lamps = {"a": "a", "b": "b", "both": "ab"}[seen]
+        frame = np.full((8, 8, 3), 5 if lamps == self.out else 120, np.uint8)
+        for lamp, row in (("a", 0), ("b", 7)):
+            if lamp in lamps and lamp != self.out:
+                frame[row, 0] = 255  # the lamp's highlight
+        return frame
+
+
+def test_two_lamp_frames_lose_both_highlights_and_light_both_lamps_after():
+    lamps = TwoLamps()
+    frames, out = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=1)
+    assert out is None and len(frames) == 3 and all((f == 120).all() for f in frames)
+    assert lamps.switches == ["a", "b", "a", "b", "both"]
+    # Without dropping the frame exposed before the switch, a highlight stays.
+    lamps = TwoLamps()
+    frames, _ = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=0)
+    assert any((f == 255).any() for f in frames)
+
+
+def test_a_lamp_out_is_named_and_the_other_lamps_exposures_are_the_frames():
+    lamps = TwoLamps(out="b")
+    frames, out = two_lamp_frames(lamps.expose, lamps.light, 5, settle_frames=1)
+    assert out == "b" and len(frames) == 3  # lamp A's three exposures of six
+    assert all(f[1:].mean() == 120 for f in frames)
+    assert lamps.lit == "both"
