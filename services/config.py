@@ -150,6 +150,7 @@ class SimConfig(Section):
     chatter_ms: float = Field(5, ge=0, le=100)
     hold_s: float = Field(0.6, ge=0, le=30, description="Time a ball stays in the holder after its call")
     gap_s: float = Field(0.3, ge=0, le=86400, description="Time between balls")
+    shake_px: float = Field(0, ge=0, le=40, description="The ball shakes in the holder: moves up to this far between frames")
 
 
 class Config(Section):

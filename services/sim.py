@@ -51,6 +51,7 @@ class SimBlower:
         self.pin, self.cfg, self.limit = pin, cfg, balls
         self.rng = np.random.default_rng(seed)
         self._chatter_rng = random.Random(seed)
+        self._shake_rng = np.random.default_rng(seed)
         self.in_blower = sorted(in_blower)
         self.active_high = active_high
         # One hall, one ball set: a design and a font for the whole run.
@@ -69,7 +70,11 @@ class SimBlower:
     # -- what the simulated camera sees ----------------------------------------------------
     def scene(self) -> Scene | None:
         with self._lock:
-            return self._scene
+            scene = self._scene
+        if scene is None or not self.cfg.shake_px:
+            return scene
+        (cx, cy), (dx, dy) = scene.centre, self._shake_rng.uniform(-1, 1, 2) * self.cfg.shake_px
+        return scene_with(scene, centre=(round(cx + dx), round(cy + dy)))
 
     def seat(self, scene: Scene | None) -> None:
         """Put a ball in the holder (None: take it out), driving the sensor pin as it lands."""

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from vision.fusion import fuse
-from vision.glare import remove_glare, two_lamp_frames
+from vision.glare import aligned, remove_glare, two_lamp_frames
 from vision.reader import Reading
 
 
@@ -110,3 +110,29 @@ def test_a_lamp_out_is_named_and_the_other_lamps_exposures_are_the_frames():
     assert out == "b" and len(frames) == 3  # lamp A's three exposures of six
     assert all(f[1:].mean() == 120 for f in frames)
     assert lamps.lit == "both"
+
+
+def _moved_exposures(shift):
+    """Lamp A's exposure of a ball, and lamp B's after the ball moved by `shift` pixels."""
+    from vision.render import mirror_lit, random_scene, render, scene_with
+
+    scene = random_scene(48, np.random.default_rng(2), glare=0.0)
+    (cx, cy), (dx, dy) = scene.centre, shift
+    a = render(scene, np.random.default_rng(3))
+    return a, render(mirror_lit(scene_with(scene, centre=(cx + dx, cy + dy))), np.random.default_rng(4))
+
+
+def _ink_mismatch(f, g):
+    """Share of pixels where one frame has dark print and the other not."""
+    return float(((f.min(axis=2) < 90) != (g.min(axis=2) < 90)).mean())
+
+
+@pytest.mark.parametrize("shift", [(7, -4), (-13, 2)])
+def test_an_exposure_of_a_ball_that_moved_is_moved_back_before_the_minimum(shift):
+    a, b = _moved_exposures(shift)
+    assert _ink_mismatch(aligned(b, a), a) < 0.3 * _ink_mismatch(b, a)
+
+
+def test_an_exposure_that_did_not_move_is_left_as_it_is():
+    a, b = _moved_exposures((0, 0))
+    assert aligned(b, a) is b
