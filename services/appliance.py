@@ -183,8 +183,10 @@ class Appliance:
         self._apply_camera_controls()
 
     def _apply_camera_controls(self) -> None:
-        wanted = {k: v for k, v in (("exposure_us", self.cfg.camera.exposure_us), ("gain", self.cfg.camera.gain))
-                  if v is not None}
+        cam = self.cfg.camera
+        # awb "auto" is every camera's own start-up setting (and awb is not edited live).
+        wanted = {k: v for k, v in (("exposure_us", cam.exposure_us), ("gain", cam.gain),
+                                    ("awb", None if cam.awb == "auto" else cam.awb)) if v is not None}
         try:
             self.camera.set_controls(**wanted)
         except (ValueError, CameraFault) as e:

@@ -19,6 +19,10 @@ class CameraFault(Exception):
     """The camera cannot be opened or has stopped delivering frames."""
 
 
+# White balance presets (camera.awb) as colour temperatures, for cameras set in kelvin.
+AWB_KELVIN = {"daylight": 5500, "fluorescent": 4000, "indoor": 3500, "tungsten": 3000}
+
+
 class FrameSource(Protocol):
     name: str
 
@@ -180,9 +184,16 @@ class OpenCVSource(ThreadedSource):
 
     def set_controls(self, **values: Any) -> None:
         props = self._PROPS
-        unknown = set(values) - set(props)
-        if unknown or self._cap is None:
+        unknown = set(values) - set(props) - {"awb"}
+        if unknown or self._cap is None or self._is_file:
             raise ValueError(f"{self.name} cannot set: {', '.join(sorted(unknown or values))}")
+        awb = values.pop("awb", None)
+        if awb is not None:
+            if awb != "auto" and awb not in AWB_KELVIN:
+                raise ValueError(f"{self.name}: unknown white balance {awb!r}")
+            self._cap.set(cv2.CAP_PROP_AUTO_WB, 1.0 if awb == "auto" else 0.0)
+            if awb != "auto":
+                self._cap.set(cv2.CAP_PROP_WB_TEMPERATURE, float(AWB_KELVIN[awb]))
         for key, value in values.items():
             self._cap.set(props[key], float(value))
 
@@ -241,10 +252,17 @@ class Picamera2Source(ThreadedSource):
                 "colour_gains": meta.get("ColourGains")}
 
     def set_controls(self, **values: Any) -> None:
-        names = {"exposure_us": "ExposureTime", "gain": "AnalogueGain", "awb_mode": "AwbMode"}
+        names = {"exposure_us": "ExposureTime", "gain": "AnalogueGain", "awb": "AwbMode"}
         unknown = set(values) - set(names)
         if unknown:
             raise ValueError(f"picamera2 cannot set: {', '.join(sorted(unknown))}")
+        if "awb" in values:  # libcamera's preset by name: Auto, Daylight, Tungsten, ...
+            from libcamera import controls  # beside picamera2, only on a Pi
+
+            try:
+                values["awb"] = getattr(controls.AwbModeEnum, str(values["awb"]).capitalize())
+            except AttributeError:
+                raise ValueError(f"picamera2: unknown white balance {values['awb']!r}") from None
         self._cam.set_controls({names[k]: v for k, v in values.items()})
 
     def _stop(self) -> None:
