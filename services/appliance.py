@@ -235,6 +235,21 @@ class Appliance:
                                     "reading with the lamps as they are", affects_calls=False)
         return None
 
+    def light_lamps(self, which: str) -> dict[str, bool]:
+        """Light glare lamp "a", "b" or "both" now (the technician looks at each lamp's
+        highlight); the next reading lights both again. LookupError without lamps."""
+        if self.lights is None:
+            raise LookupError("no glare lamps: set camera.lights (or see the glare_lights fault)")
+        with self._camera_lock:  # not in the middle of a reading's exposures
+            self.lights.light(which)
+        return self.lamps_lit()
+
+    def lamps_lit(self) -> dict[str, bool] | None:
+        if self.lights is None:
+            return None
+        a, b = self.lights.lit
+        return {"a": a, "b": b}
+
     # -- reading a ball --------------------------------------------------------------------
     def take_frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
         """`count` fresh frames to read, as every reading of a ball takes them. With glare lamps

@@ -257,6 +257,16 @@ def test_status_and_sensor_answer(site):
     assert client.get("/api/sensor").json()["result"] == {"running": False}  # appliance not started
 
 
+def test_lamps_without_glare_lamps_say_how_to_have_them(site):
+    client, token = site.logged_in()
+    headers = {"X-CSRF-Token": token}
+    assert client.get("/api/config").json()["result"]["lamps"] is None  # the page hides its lamp buttons
+    none = client.post("/api/camera/lamps", json={"lit": "a"}, headers=headers)
+    assert none.status_code == 409 and "set camera.lights" in none.json()["error"]
+    bad = client.post("/api/camera/lamps", json={"lit": "left"}, headers=headers)
+    assert bad.status_code == 400 and '"a", "b" or "both"' in bad.json()["error"]
+
+
 def test_passwd_command_stores_a_hash_and_ends_sessions(site):
     client, _ = site.logged_in()
     cmd = [sys.executable, "-m", "services.cli", "passwd", "--config", str(site.config_path)]

@@ -35,7 +35,9 @@ class Running:
         self.broker = start_mosquitto(tmp)
         self.sub = Subscriber(self.broker, f"bingo/{DEVICE}/sim/drawn", f"bingo/{DEVICE}/call")
         # Each ball stays in the holder 6 s after its call: time for test reads of it.
-        config = {"web": {"enabled": True, "port": 0}, "sim": {"hold_s": 6, "chatter_edges": 4}}
+        # With glare lamps: every reading here is made of exposures under lamp A and lamp B.
+        config = {"web": {"enabled": True, "port": 0}, "sim": {"hold_s": 6, "chatter_edges": 4},
+                  "camera": {"lights": {"pin_a": 5, "pin_b": 6}}}
         self.proc = start_appliance(tmp, self.broker, "--sim", "--seed", "3", device_id=DEVICE, config=config)
         self.config_path = tmp / "ballreader.toml"
         self.base, self.password = self._from_log()
@@ -302,3 +304,17 @@ def test_drag_region_and_test_read_show_the_true_ball(page, running, output_dir)
         _shot(page, output_dir, "calibrate")
         return
     raise AssertionError("no test read named the ball in the holder in 8 balls")
+
+
+def test_each_glare_lamp_can_be_lit_alone_and_a_reading_lights_both(page, running, output_dir):
+    page.goto(running.base + "/calibrate", wait_until="domcontentloaded")
+    expect(page.locator("#lamps")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#lamps-state")).to_have_text("Both lamps lit.")
+    for name, state in (("Lamp B", "Lamp B lit alone."), ("Lamp A", "Lamp A lit alone.")):
+        with page.expect_response("**/api/camera/lamps") as answer:
+            page.get_by_role("button", name=name, exact=True).click()
+        assert answer.value.json()["result"] == {"a": name == "Lamp A", "b": name == "Lamp B"}
+        expect(page.locator("#lamps-state")).to_have_text(state)
+    _shot(page, output_dir, "calibrate-lamps")
+    _test_read(page)
+    expect(page.locator("#lamps-state")).to_have_text("Both lamps lit.")

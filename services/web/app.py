@@ -140,7 +140,7 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
                 "frame_size": [cfg.camera.width, cfg.camera.height],
                 "config_path": str(appliance.config_path) if appliance.config_path else None,
                 "game_running": bool(game and game.status == "running"),
-                "camera": calibration.camera_controls(appliance)}
+                "camera": calibration.camera_controls(appliance), "lamps": appliance.lamps_lit()}
 
     def save_config(request: Request, data: Any) -> dict[str, Any]:
         return saver.save(data, by=_user(request))
@@ -153,6 +153,9 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
 
     def set_controls(request: Request, data: Any) -> dict[str, Any]:
         return calibration.set_camera_controls(appliance, data)
+
+    def light_lamps(request: Request, data: Any) -> dict[str, Any]:
+        return calibration.light_lamps(appliance, data)
 
     def ball_check_action(request: Request, data: Any) -> dict[str, Any]:
         data = data if isinstance(data, dict) else {}
@@ -181,6 +184,7 @@ def create_app(appliance, *, clock: Callable[[], float] = time.monotonic) -> Sta
         Route("/api/config", api(save_config, body=True), methods=["POST"]),
         Route("/api/test-read", api(test_read, body=True), methods=["POST"]),
         Route("/api/camera/controls", api(set_controls, body=True), methods=["POST"]),
+        Route("/api/camera/lamps", api(light_lamps, body=True), methods=["POST"]),
         *auth.routes(templates),
     ]
     if importlib.util.find_spec("services.web.board") is not None:

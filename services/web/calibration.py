@@ -175,7 +175,7 @@ def read_now(appliance, region: tuple[float, float, float] | None, use_saved: bo
             "ms_per_frame": round(sum(r.ms for r in readings) / len(readings), 1),
             "circle": [round(v, 1) for v in best.ball_circle] if best.ball_circle else None,
             "region": list(reader.region) if reader.region else None,
-            "frame_size": [w, h],
+            "frame_size": [w, h], "lamps": appliance.lamps_lit(),
             "print_image": _data_url(best.print_image, ".png") if best.print_image is not None else None,
             "frame": _data_url(shown, ".jpg")}
 
@@ -190,6 +190,16 @@ def camera_controls(appliance) -> dict[str, Any]:
     # Only plain numbers can be edited in a form field.
     return {"controls": {k: v for k, v in controls.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
             "other": {k: v for k, v in controls.items() if not isinstance(v, (int, float)) or isinstance(v, bool)}}
+
+
+def light_lamps(appliance, data: Any) -> dict[str, bool]:
+    which = data.get("lit") if isinstance(data, dict) else None
+    if which not in ("a", "b", "both"):
+        raise Refused(400, 'lit must be "a", "b" or "both"')
+    try:
+        return appliance.light_lamps(which)
+    except LookupError as e:
+        raise Refused(409, str(e)) from None
 
 
 def set_camera_controls(appliance, values: Any) -> dict[str, Any]:

@@ -81,6 +81,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (answer.status !== "ok") { Tech.say(message, "Test read failed: " + answer.error, "error"); return; }
     Tech.say(message, "");
     showReading(answer.result);
+    showLamps(answer.result.lamps);  // a reading lights both lamps again
   });
 
   function showReading(r) {
@@ -149,6 +150,22 @@ document.addEventListener("DOMContentLoaded", () => {
     box.append(form, apply);
   }
 
+  // -- glare lamps (camera.lights) ---------------------------------------------------------
+  function showLamps(lamps) {
+    document.getElementById("lamps").hidden = !lamps;
+    if (!lamps) return;
+    const lit = ["a", "b"].filter(k => lamps[k]).map(k => k.toUpperCase());
+    document.getElementById("lamps-state").textContent =
+      lit.length === 2 ? "Both lamps lit." : lit.length ? "Lamp " + lit[0] + " lit alone." : "No lamp lit.";
+  }
+  for (const button of document.querySelectorAll("#lamps button[data-lit]")) {
+    button.addEventListener("click", async () => {
+      const answer = await Tech.call("POST", "/api/camera/lamps", { lit: button.dataset.lit });
+      if (answer.status === "ok") showLamps(answer.result);
+      else Tech.say(message, "Lamps: " + answer.error, "error");
+    });
+  }
+
   (async () => {
     const answer = await Tech.call("GET", "/api/config");
     if (answer.status !== "ok") { Tech.say(message, answer.error, "error"); return; }
@@ -157,6 +174,7 @@ document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("game-warning").hidden = !cfg.game_running;
     if (!cfg.config_path) Tech.say(message, "Started without a config file: changes can be tried but not saved.", "warn");
     showControls(cfg.camera);
+    showLamps(cfg.lamps);
   })();
   draw();
 });
