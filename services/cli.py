@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from vision.glare import remove_glare
+    from vision.glare import glare_free
     from vision.reader import BallReader, ImageError, load_image
 
     if args.pairs and len(args.images) % 2:
@@ -62,7 +62,7 @@ def _read(args: argparse.Namespace) -> int:
         line = {"images": shots} if args.pairs else {"image": shots[0]}
         try:
             frames = [load_image(path) for path in shots]
-            r = reader.read(remove_glare(*frames) if args.pairs else frames[0])
+            r = reader.read(glare_free(*frames) if args.pairs else frames[0])
             line.update(ball=r.ball, letter=r.letter, number=r.number, confidence=round(r.confidence, 4),
                         ms=round(r.ms, 2))
             if r.reason and r.ball is None:
@@ -98,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     read = sub.add_parser("read", help="read balls in image files, one JSON line per image")
     read.add_argument("--json", action="store_true", help="JSON lines (the default and only format)")
     read.add_argument("--pairs", action="store_true",
-                      help="images two by two, one under each glare lamp: each pair is read as their "
-                           "per-pixel minimum, as the appliance does with camera.lights")
+                      help="images two by two, one under each glare lamp: each pair is read as one "
+                           "frame (aligned, then their per-pixel minimum), as the appliance does with camera.lights")
     read.add_argument("images", nargs="+")
     read.set_defaults(func=_read)
 

@@ -55,9 +55,20 @@ def _hanning(size: tuple[int, int]) -> np.ndarray:
 
 def remove_glare(frame_a: np.ndarray, frame_b: np.ndarray) -> np.ndarray:
     """Per-pixel minimum of two aligned exposures of the same scene (same shape and type)."""
+    _same_kind(frame_a, frame_b)
+    return cv2.min(frame_a, frame_b)
+
+
+def glare_free(lamp_a: np.ndarray, lamp_b: np.ndarray) -> np.ndarray:
+    """One frame from exposures under lamp A and lamp B: lamp B's moved onto lamp A's
+    (`aligned`), then the per-pixel minimum."""
+    _same_kind(lamp_a, lamp_b)
+    return cv2.min(lamp_a, aligned(lamp_b, lamp_a))
+
+
+def _same_kind(frame_a: np.ndarray, frame_b: np.ndarray) -> None:
     if frame_a.shape != frame_b.shape or frame_a.dtype != frame_b.dtype:
         raise ValueError(f"frames differ: {frame_a.shape} {frame_a.dtype} vs {frame_b.shape} {frame_b.dtype}")
-    return cv2.min(frame_a, frame_b)
 
 
 def two_lamp_frames(expose: Callable[[], np.ndarray], light: Callable[[str], None], count: int,
@@ -84,4 +95,4 @@ def two_lamp_frames(expose: Callable[[], np.ndarray], light: Callable[[str], Non
     dim, bright = sorted(level, key=level.get)
     if level[dim] < DIM_LAMP_SHARE * level[bright]:
         return shots["ab".index(bright)::2], dim
-    return [remove_glare(a, aligned(b, a)) for a, b in zip(shots, shots[1:])], None
+    return [glare_free(a, b) for a, b in zip(shots, shots[1:])], None
