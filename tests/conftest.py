@@ -1,5 +1,5 @@
 """Shared fixtures: a real mosquitto per test (see mqtt_broker.py), a headless Debian Chromium
-for the page tests, and a test output folder."""
+for the page tests, gpiozero's mock pins, and a test output folder."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +16,18 @@ def output_dir() -> Path:
     """Screenshots and other artefacts a person may want to look at after the run."""
     OUTPUT.mkdir(exist_ok=True)
     return OUTPUT
+
+
+@pytest.fixture
+def factory():
+    """gpiozero's mock pins, as in gpiozero's own tests: fresh, reset afterwards, never set globally."""
+    from gpiozero.pins.mock import MockFactory
+
+    f = MockFactory()
+    try:
+        yield f
+    finally:
+        f.reset()
 
 
 # Debian's Chromium (apt package chromium): Playwright's own browser download does not work here.

@@ -9,7 +9,6 @@ import random
 import threading
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from firmware.ball_sensor import BallSensor, drive_chatter
 
@@ -25,16 +24,6 @@ class HandClock:
 
     def advance(self, dt):
         self.t += dt
-
-
-@pytest.fixture
-def factory():
-    # As in gpiozero's own tests: a fresh mock factory, reset afterwards. Never set globally.
-    f = MockFactory()
-    try:
-        yield f
-    finally:
-        f.reset()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from gpiozero import DigitalOutputDevice
 from gpiozero.exc import GPIOPinInUse
-from gpiozero.pins.mock import MockFactory
 from mqtt_broker import Subscriber
 
 from firmware.glare_lights import GlareLights
@@ -20,15 +19,6 @@ from vision.render import random_scene
 
 PIN_A, PIN_B = 5, 6
 LAMPS = {"pin_a": PIN_A, "pin_b": PIN_B}
-
-
-@pytest.fixture
-def factory():
-    f = MockFactory()
-    try:
-        yield f
-    finally:
-        f.reset()
 
 
 def levels(factory):
