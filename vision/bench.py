@@ -74,11 +74,11 @@ def renderer_scenes(n: int, seed: int, fonts=None):
 
 
 def two_light_frame(scene, frame: np.ndarray, seed: int, k: int) -> np.ndarray:
-    """The per-pixel minimum (vision.glare) of frame and a second exposure of the
-    same ball under a light at the mirror place, with its own noise."""
-    from .glare import remove_glare
+    """One frame from `frame` and a second exposure of the same ball under a light at
+    the mirror place, with its own noise, as the appliance makes it (vision.glare.glare_free)."""
+    from .glare import glare_free
     from .render import mirror_lit, render
-    return remove_glare(frame, render(mirror_lit(scene), np.random.default_rng([seed, k])))
+    return glare_free(frame, render(mirror_lit(scene), np.random.default_rng([seed, k])))
 
 
 def renderer_frames(n: int, seed: int, fonts=None, two_lights: bool = False):
