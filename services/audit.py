@@ -1,10 +1,12 @@
 """`ballreader audit`: check the record's chain, and export it for an examiner (Delaware 4.5).
 
-    ballreader audit verify [--record PATH | --config PATH]
+    ballreader audit verify [--record PATH | --config PATH] [--anchor EVENT:HASH ...] [--anchors FILE]
     ballreader audit export --from 2026-12-02 --to 2026-12-03 --out DIR [--record PATH | --config PATH]
 
 `verify` exits 0 when the record is intact and 1 with every problem listed when it is not
-(an edited, inserted or deleted row, a cut-off end, a gap in the call numbers). `export` writes
+(an edited, inserted or deleted row, a cut-off end, a gap in the call numbers). With anchors,
+the event ids and hashes published in `state` messages at the time (`record`) and kept by
+someone else, it also finds a record rewritten with every hash recomputed. `export` writes
 the events in the time range as CSV and JSON, the calls on their own as CSV, the frame of each
 called ball as `frames/<event id>.jpg`, and a manifest with the SHA-256 of every file.
 """
@@ -33,6 +35,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     verify = sub.add_parser("verify", help="check the record's hash chain; exit 1 if it is broken")
     _record_args(verify)
+    verify.add_argument("--anchor", action="append", default=[], type=parse_anchor, metavar="EVENT:HASH",
+                        help="an event id and the hash published for it in a state message (repeatable)")
+    verify.add_argument("--anchors", type=Path, metavar="FILE",
+                        help="state messages kept by someone else, one per line (mosquitto_sub output, "
+                             "with or without the topic): each one's record is an anchor")
     verify.set_defaults(func=verify_command)
 
     export = sub.add_parser("export", help="write events, calls and frames of a time range for an examiner")
@@ -63,6 +70,31 @@ def parse_time(text: str) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
+def parse_anchor(text: str) -> tuple[int, str]:
+    event, _, digest = text.partition(":")
+    if not event.isdigit() or len(digest) != 64:
+        raise argparse.ArgumentTypeError(f"expected EVENT:HASH (an event id and 64 hex digits): {text!r}")
+    return int(event), digest.lower()
+
+
+def read_anchors(path: Path) -> dict[int, str]:
+    """The `record` of every state message in a file of them, one per line (a topic before it
+    is allowed); lines without one are skipped, a line that is not JSON is an error."""
+    anchors: dict[int, str] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        start = line.find("{")
+        if start < 0:
+            continue
+        try:
+            state = json.loads(line[start:])
+        except ValueError:
+            raise ValueError(f"{path}:{n}: not a JSON message") from None
+        head = state.get("record") if isinstance(state, dict) else None
+        if isinstance(head, dict) and isinstance(head.get("event"), int) and head["event"] > 0:
+            anchors[head["event"]] = str(head.get("hash"))
+    return anchors
+
+
 def record_path(args: argparse.Namespace) -> Path:
     if getattr(args, "record", None):
         return args.record
@@ -81,9 +113,9 @@ def _open(args: argparse.Namespace) -> Record | None:
     return Record(path)
 
 
-def problems(record: Record) -> list[str]:
-    """The chain's problems, and gaps or repeats in the call numbers (seq)."""
-    found = record.verify()
+def problems(record: Record, anchors: dict[int, str] | None = None) -> list[str]:
+    """The chain's problems (anchors: see Record.verify), and gaps or repeats in the call numbers (seq)."""
+    found = record.verify(anchors)
     expected = 1
     for event in record.events(("call", "void")):
         seq = event.data.get("seq")
@@ -94,11 +126,17 @@ def problems(record: Record) -> list[str]:
 
 
 def verify_command(args: argparse.Namespace) -> int:
+    try:
+        anchors = read_anchors(args.anchors) if args.anchors else {}
+    except (OSError, ValueError) as e:
+        print(f"ballreader audit verify: {e}", file=sys.stderr)
+        return 2
+    anchors.update(dict(args.anchor))
     record = _open(args)
     if record is None:
         return 2
     try:
-        found = problems(record)
+        found = problems(record, anchors)
         last = record.last_id()
     finally:
         record.close()
@@ -107,7 +145,8 @@ def verify_command(args: argparse.Namespace) -> int:
         for problem in found:
             print(f"  {problem}")
         return 1
-    print(f"{record.path}: intact, {last} events, hash chain and call numbers check out")
+    pinned = f", {len(anchors)} published hash(es) match" if anchors else ""
+    print(f"{record.path}: intact, {last} events, hash chain and call numbers check out{pinned}")
     return 0
 
 

@@ -764,4 +764,5 @@ class DrawEngine:
                     "game": game, "awaiting_confirm": confirm,
                     "faults": [{k: f[k] for k in ("code", "message", "since", "affects_calls")}
                                for f in self.faults.values()],
-                    "seq": self.last_seq, "ts": _iso(self.now())}
+                    "seq": self.last_seq, "record": dict(zip(("event", "hash"), self.record.head())),
+                    "ts": _iso(self.now())}

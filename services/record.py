@@ -80,6 +80,8 @@ class Record:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        row = self._db.execute("SELECT id, hash FROM head").fetchone()
+        self._head: tuple[int, str] = (row[0], row[1]) if row else (0, GENESIS)
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, kind: str, data: dict[str, Any], frame_jpeg: bytes | None = None,
@@ -100,6 +102,7 @@ class Record:
                     self._db.execute("INSERT INTO frames VALUES (?,?)", (new_id, frame_jpeg))
                 self._db.execute("INSERT OR REPLACE INTO head VALUES (1,?,?)", (new_id, digest))
                 self._db.execute("COMMIT")
+                self._head = (new_id, digest)
             except sqlite3.Error as e:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
@@ -145,9 +148,20 @@ class Record:
             row = self._db.execute("SELECT id FROM head").fetchone()
         return row[0] if row else 0
 
+    def head(self) -> tuple[int, str]:
+        """The last event this process wrote or found at open: id and hash ((0, GENESIS) when
+        empty). Published with every state, so copies held outside the appliance pin the chain
+        down; kept in memory, so a state can still be published when the disk has failed."""
+        with self._lock:
+            return self._head
+
     # -- checking --------------------------------------------------------------------------
-    def verify(self) -> list[str]:
-        """Problems found in the chain; an empty list means the record is intact."""
+    def verify(self, anchors: dict[int, str] | None = None) -> list[str]:
+        """Problems found in the chain; an empty list means the record is intact.
+
+        `anchors` maps event ids to the hashes published for them at the time (the `record`
+        of a `state` message someone kept): a rewritten chain, every hash recomputed, passes
+        every other check but not these."""
         problems: list[str] = []
         prev, expected = GENESIS, 1
         with self._lock:
@@ -167,6 +181,13 @@ class Record:
         if (head or (0, GENESIS))[0] != last or (rows and head and head[1] != prev):
             problems.append(f"head says event {head[0] if head else 0} is last but the record ends at {last} "
                             "(events cut off or added)")
+        hashes = {r[0]: r[6] for r in rows}
+        for id_, published in sorted((anchors or {}).items()):
+            if id_ not in hashes:
+                problems.append(f"event {id_}: published as {published[:12]}... but not in the record (cut off)")
+            elif hashes[id_] != published:
+                problems.append(f"event {id_}: hash {hashes[id_][:12]}... is not the {published[:12]}... published "
+                                "at the time (the record was rewritten)")
         return problems
 
     def close(self) -> None:

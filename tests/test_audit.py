@@ -9,6 +9,7 @@ import csv
 import hashlib
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -112,6 +113,49 @@ def test_a_rehashed_row_still_breaks_the_chain(record_path):
     sqlite(record_path, f"UPDATE events SET data = '{data}', hash = '{digest}' WHERE id = {victim.id}")
     done = audit("verify", "--record", str(record_path))
     assert done.returncode == 1 and f"event {victim.id + 1}: does not follow" in done.stdout
+
+
+def rewrite_with_every_hash_recomputed(path: Path, event_id: int, **changes) -> None:
+    """What someone with the disk could do: change one event and recompute the whole chain after it."""
+    from services.record import chain_hash
+
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT e.id, e.ts, e.clock_ok, e.kind, e.data, e.prev, f.jpeg FROM events e "
+                      "LEFT JOIN frames f ON f.event_id = e.id ORDER BY e.id").fetchall()
+    prev = None
+    for id_, ts, clock_ok, kind, data, row_prev, jpeg in rows:
+        if id_ == event_id:
+            data = json.dumps({**json.loads(data), **changes}, sort_keys=True, separators=(",", ":"))
+        prev = row_prev if prev is None else prev
+        digest = chain_hash(prev, id_, ts, bool(clock_ok), kind, data, jpeg)
+        db.execute("UPDATE events SET data = ?, prev = ?, hash = ? WHERE id = ?", (data, prev, digest, id_))
+        prev = digest
+    db.execute("UPDATE head SET hash = ?", (prev,))
+    db.commit()
+    db.close()
+
+
+def test_a_rewritten_record_fails_against_the_hashes_its_state_messages_published(record_path, tmp_path):
+    # A hall's logger kept the retained state (mosquitto_sub -v output): it carries the record's head.
+    state = DrawEngine(Record(record_path)).state()
+    head = state["record"]
+    assert (head["event"], len(head["hash"])) == (Record(record_path).last_id(), 64)
+    log = tmp_path / "states.log"
+    log.write_text("bingo/hall-1/availability online\n" f"bingo/hall-1/state {json.dumps(state)}\n")
+    assert audit("verify", "--record", str(record_path), "--anchors", str(log)).returncode == 0
+
+    victim = next(Record(record_path).events(("call",)))
+    rewrite_with_every_hash_recomputed(record_path, victim.id, ball="B6", number=6)
+    plain = audit("verify", "--record", str(record_path))
+    assert plain.returncode == 0  # the chain alone cannot tell
+    anchored = audit("verify", "--record", str(record_path), "--anchors", str(log))
+    assert anchored.returncode == 1 and f"event {head['event']}: hash" in anchored.stdout
+    assert "rewritten" in anchored.stdout
+    # An anchor from before the edited event still matches; a malformed one is refused.
+    early = next(e for e in Record(record_path).events() if e.id == victim.id - 1)
+    assert audit("verify", "--record", str(record_path), "--anchor", f"{early.id}:{early.hash}").returncode == 0
+    bad = audit("verify", "--record", str(record_path), "--anchor", "12:abc")
+    assert bad.returncode == 2 and "EVENT:HASH" in bad.stderr
 
 
 def test_verify_takes_the_record_from_the_config(record_path, tmp_path):
