@@ -1,7 +1,8 @@
 """Footprint benchmark (not a test): resident memory and CPU of the simulated appliance,
 idle and while calling a ball about every 2 s. Run with `make bench-footprint`.
 
-Targets (issue 7): under 150 MB resident, under 5% of one core when idle.
+Targets (issue 7): under 150 MB resident, under 5% of one core when idle. The process gets the
+environment of the systemd unit (MALLOC_ARENA_MAX).
 The simulated camera renders frames in the appliance process itself, which a real camera
 would not: the figures are an upper bound for the Pi's own work per frame.
 """
@@ -20,6 +21,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
+UNIT = Path(__file__).resolve().parent.parent / "systemd" / "ballreader.service"
+
+
+def unit_environment() -> dict[str, str]:
+    """The Environment= settings of the appliance's systemd unit: measured as it runs there."""
+    settings = [line.split("=", 1)[1].split() for line in UNIT.read_text().splitlines()
+                if line.startswith("Environment=")]
+    return dict(pair.split("=", 1) for line in settings for pair in line)
 
 
 def _free_port() -> int:
@@ -58,7 +67,8 @@ def run(label: str, gap_s: float, port: int, folder: Path, warmup: float, second
     proc = subprocess.Popen([sys.executable, "-m", "services.cli", "run", "--sim", "--seed", "1",
                              "--config", str(cfg), "--mqtt", f"mqtt://127.0.0.1:{port}",
                              "--device-id", "bench", "--record", str(folder / f"{label}.db")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, **unit_environment()})
     try:
         time.sleep(warmup)
         rss, cpu = measure(proc.pid, seconds)
