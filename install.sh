@@ -181,7 +181,7 @@ stage_source() {
     for f in README.md LICENSE LICENSE.txt; do [ -f "$SRC/$f" ] && extra+=("$f"); done
     mkdir "$WORK/ballreader"
     (cd "$SRC" && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
-        -cf - pyproject.toml "${extra[@]}" firmware vision services) | tar -xf - -C "$WORK/ballreader"
+        -cf - pyproject.toml constraints.txt "${extra[@]}" firmware vision services) | tar -xf - -C "$WORK/ballreader"
     (cd "$WORK/ballreader" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
         | sha256sum | cut -d' ' -f1
 }
@@ -219,7 +219,14 @@ install_code() {
     fi
     # Same version number with new code: uninstall first so pip really replaces it.
     "$venv/bin/python" -m pip uninstall --yes --quiet ballreader >/dev/null 2>&1 || true
-    "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check --root-user-action=ignore "$WORK/ballreader"
+    # The versions the reader was trained and measured with (constraints.txt); with apt's
+    # picamera2, the [pi] extra (a simplejpeg for the venv's numpy 2: see pyproject.toml).
+    local target="$WORK/ballreader"
+    if [ "$(dpkg-query -W -f='${db:Status-Status}' python3-picamera2 2>/dev/null || true)" = installed ]; then
+        target="$WORK/ballreader[pi]"
+    fi
+    "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check --root-user-action=ignore \
+        -c "$WORK/ballreader/constraints.txt" "$target"
     say "installed ballreader into $VENV"
     write_manifest
     echo "$fingerprint" > "$WORK/SOURCE.sha256"

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE_PARTS = ["install.sh", "uninstall.sh", "pyproject.toml", "README.md", "systemd", "docs",
+SOURCE_PARTS = ["install.sh", "uninstall.sh", "pyproject.toml", "constraints.txt", "README.md", "systemd", "docs",
                 "firmware", "vision", "services"]
 
 _shared: dict[str, Path] = {}

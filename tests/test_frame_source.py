@@ -66,3 +66,17 @@ def test_picamera2_white_balance_is_set_by_libcamera_preset(monkeypatch):
         source.set_controls(awb="sunset")
     with pytest.raises(ValueError, match="cannot set: focus"):
         source.set_controls(focus=1)
+
+
+def test_a_picamera2_that_cannot_be_imported_is_a_camera_fault_not_a_crash(monkeypatch):
+    # What Raspberry Pi OS's picamera2 does under numpy 2 when apt's simplejpeg was built for
+    # numpy 1 (raspberrypi/picamera2#1088): the import raises ValueError, not ImportError.
+    broken = types.ModuleType("picamera2")
+
+    def attribute(name):
+        raise ValueError("numpy.dtype size changed, may indicate binary incompatibility")
+
+    broken.__getattr__ = attribute
+    monkeypatch.setitem(sys.modules, "picamera2", broken)
+    with pytest.raises(CameraFault, match="cannot be imported: numpy.dtype size changed.*simplejpeg"):
+        Picamera2Source().open()

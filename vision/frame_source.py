@@ -221,6 +221,9 @@ class Picamera2Source(ThreadedSource):
             from picamera2 import Picamera2  # only on a Pi
         except ImportError as e:
             raise CameraFault(f"picamera2 is not installed (apt install python3-picamera2): {e}") from None
+        except Exception as e:  # e.g. apt's simplejpeg, built for numpy 1, under the venv's numpy 2
+            raise CameraFault(f"picamera2 cannot be imported: {e} (with numpy 2 in the virtual environment "
+                              "it needs simplejpeg from PyPI there too: run install.sh again)") from None
         try:
             cam = Picamera2()
             config = cam.create_video_configuration(
