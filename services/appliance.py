@@ -134,7 +134,8 @@ class Appliance:
         from services.sim import under_lamps
 
         a, b = self.lights.lit if self.lights else (True, False)
-        return under_lamps(self.blower.scene(), a and "a" not in self.sim_lamps_out, b and "b" not in self.sim_lamps_out)
+        out = self.sim_lamps_out
+        return under_lamps(self.blower.scene(), a and "a" not in out, b and "b" not in out)
 
     def _called_numbers(self) -> list[int]:
         game = self.engine.game

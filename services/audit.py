@@ -16,6 +16,7 @@ import argparse
 import csv
 import hashlib
 import json
+import string
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,7 +73,7 @@ def parse_time(text: str) -> datetime:
 
 def parse_anchor(text: str) -> tuple[int, str]:
     event, _, digest = text.partition(":")
-    if not event.isdigit() or len(digest) != 64:
+    if not event.isdigit() or len(digest) != 64 or not all(c in string.hexdigits for c in digest):
         raise argparse.ArgumentTypeError(f"expected EVENT:HASH (an event id and 64 hex digits): {text!r}")
     return int(event), digest.lower()
 
