@@ -9,7 +9,7 @@ APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core f
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps venv test demo bench-vision bench-wrong train-vision bench-footprint bench-sim install uninstall clean
+.PHONY: setup system-deps venv test demo bench-vision bench-wrong bench-calls train-vision bench-footprint bench-sim install uninstall clean
 
 setup: system-deps venv
 
@@ -45,6 +45,11 @@ bench-vision: setup
 bench-wrong: setup
 	$(PY) -m vision.bench_wrong --frames 6000 --fonts train
 	$(PY) -m vision.bench_wrong --frames 3000 --seed 950000 --fonts unseen
+
+# Calls as the appliance makes them (five frames fused), one lamp and two glare lamps.
+bench-calls: setup
+	$(PY) -m vision.bench_calls --balls 3000
+	$(PY) -m vision.bench_calls --balls 3000 --two-lamps
 
 # Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
 train-vision: setup
