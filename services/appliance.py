@@ -38,8 +38,8 @@ from vision.frame_source import (
     Picamera2Source,
     SimulatedSource,
 )
-from vision.fusion import fuse
-from vision.glare import two_lamp_frames
+from vision.fusion import FusedReading, fuse
+from vision.glare import LampFrames, two_lamp_frames
 from vision.reader import BallReader
 
 log = logging.getLogger(__name__)
@@ -252,42 +252,42 @@ class Appliance:
         return {"a": a, "b": b}
 
     # -- reading a ball --------------------------------------------------------------------
-    def take_frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
+    def take_frames(self, count: int, glare_free: bool = True) -> LampFrames:
         """`count` fresh frames to read, as every reading of a ball takes them. With glare lamps
         (camera.lights), each is the per-pixel minimum of an exposure under lamp A and one under
-        lamp B (vision.glare.two_lamp_frames); a lamp that gives too little light (burnt out,
-        unplugged) is a glare_lights fault while the other lamp's exposures are read alone.
-        Raises CameraFault."""
+        lamp B (vision.glare.two_lamp_frames), and the single exposures come along to be read
+        as a check; a lamp that gives too little light (burnt out, unplugged) is a glare_lights
+        fault while the other lamp's exposures are read alone. Raises CameraFault."""
         with self._camera_lock:
             if self.lights is None or not glare_free:
-                return [self._exposure() for _ in range(count)]
-            frames, out = two_lamp_frames(self._exposure, self.lights.light, count,
-                                          self.cfg.camera.lights.settle_frames)
+                return LampFrames([self._exposure() for _ in range(count)], [], None)
+            taken = two_lamp_frames(self._exposure, self.lights.light, count, self.cfg.camera.lights.settle_frames)
+        out = taken.lamp_out
         if out:
             other = "B" if out == "a" else "A"
             self.engine.raise_fault(LIGHTS_FAULT, f"glare lamp {out.upper()} gives too little light: "
                                     f"reading under lamp {other} alone", affects_calls=False)
         elif LIGHTS_FAULT in self.engine.faults:
             self.engine.clear_fault(LIGHTS_FAULT)
-        return frames
+        return taken
 
     def _exposure(self) -> np.ndarray:
         frame = self.camera.read(timeout=self.cfg.camera.frame_timeout_s)
         systemd_notify.watchdog()  # only while frames are really being processed
         return frame
 
-    def _frames(self, count: int, glare_free: bool = True) -> list[np.ndarray]:
-        """take_frames, or [] after raising a camera fault and reopening the camera."""
+    def _frames(self, count: int, glare_free: bool = True) -> LampFrames | None:
+        """take_frames, or None after raising a camera fault and reopening the camera."""
         with self._camera_lock:
             try:
-                frames = self.take_frames(count, glare_free)
+                taken = self.take_frames(count, glare_free)
             except CameraFault as e:
                 self.engine.raise_fault(CAMERA_FAULT, str(e), affects_calls=True)
                 self._reopen_camera()
-                return []
+                return None
         if CAMERA_FAULT in self.engine.faults:
             self.engine.clear_fault(CAMERA_FAULT)
-        return frames
+        return taken
 
     def _camera_watch(self) -> None:
         """Between balls, keep taking a frame a second: a camera that stops is found (and the
@@ -302,12 +302,23 @@ class Appliance:
         except CameraFault as e:
             log.warning("camera reopen failed: %s", e)
 
+    def read_frames(self, taken: LampFrames, reader: BallReader | None = None) -> tuple[list, FusedReading]:
+        """Every frame read, and fused with the configured thresholds; with glare lamps the
+        single exposures are read too, as a check: a ball one of them names must agree (a
+        glare-free frame can read a glyph merged with the ring that one exposure still shows
+        apart). The readings of the frames, and the fused reading."""
+        reader = reader or self.reader
+        readings = [reader.read(f) for f in taken.frames]
+        checks = [reader.read(e) for e in taken.exposures]
+        cfg = self.cfg.reader
+        return readings, fuse(readings, commit_at=cfg.commit_at, confirm_at=cfg.confirm_at, checks=checks)
+
     def read_ball(self, presentation: int) -> Outcome | None:
-        frames = self._frames(self.cfg.reader.frames)
-        if not frames:
+        taken = self._frames(self.cfg.reader.frames)
+        if taken is None:
             return None
-        readings = [self.reader.read(f) for f in frames]
-        fused = fuse(readings, commit_at=self.cfg.reader.commit_at, confirm_at=self.cfg.reader.confirm_at)
+        frames = taken.frames
+        readings, fused = self.read_frames(taken)
         decision = fused.decision
         if presentation >= self.cfg.reader.max_presentations:
             if decision == "represent":

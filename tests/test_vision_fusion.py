@@ -95,19 +95,20 @@ class TwoLamps:
 
 def test_two_lamp_frames_lose_both_highlights_and_light_both_lamps_after():
     lamps = TwoLamps()
-    frames, out = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=1)
+    frames, shots, out = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=1)
     assert out is None and len(frames) == 3 and all((f == 120).all() for f in frames)
+    assert len(shots) == 4  # the single exposures come along, to be read as a check
     assert lamps.switches == ["a", "b", "a", "b", "both"]
     # Without dropping the frame exposed before the switch, a highlight stays.
     lamps = TwoLamps()
-    frames, _ = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=0)
+    frames = two_lamp_frames(lamps.expose, lamps.light, 3, settle_frames=0).frames
     assert any((f == 255).any() for f in frames)
 
 
 def test_a_lamp_out_is_named_and_the_other_lamps_exposures_are_the_frames():
     lamps = TwoLamps(out="b")
-    frames, out = two_lamp_frames(lamps.expose, lamps.light, 5, settle_frames=1)
-    assert out == "b" and len(frames) == 3  # lamp A's three exposures of six
+    frames, shots, out = two_lamp_frames(lamps.expose, lamps.light, 5, settle_frames=1)
+    assert out == "b" and len(frames) == 3 and shots == []  # lamp A's three exposures of six
     assert all(f[1:].mean() == 120 for f in frames)
     assert lamps.lit == "both"
 
@@ -136,3 +137,23 @@ def test_an_exposure_of_a_ball_that_moved_is_moved_back_before_the_minimum(shift
 def test_an_exposure_that_did_not_move_is_left_as_it_is():
     a, b = _moved_exposures((0, 0))
     assert aligned(b, a) is b
+
+
+def test_a_glare_free_reading_one_of_its_exposures_contradicts_is_not_called():
+    # Renderer ball 1200018:35: B15 near the rim, the ring touching the 5. The cleaner
+    # glare-free frames read a 6 (fused: a person would be asked to confirm B6) while the
+    # exposures under lamp B read B15. Read as checks, they send the ball round again.
+    import itertools
+
+    from vision.bench import renderer_scenes
+    from vision.bench_calls import resting_ball_frames
+    from vision.reader import BallReader
+    from vision.render import OTHER_FONTS
+
+    scene = next(itertools.islice(renderer_scenes(36, 1200018, OTHER_FONTS), 35, None))[0]
+    taken = resting_ball_frames(scene, np.random.default_rng(0), 5, two_lamps=True)
+    reader = BallReader()
+    readings, checks = [reader.read(f) for f in taken.frames], [reader.read(e) for e in taken.exposures]
+    assert (scene.ball, fuse(readings).ball) == ("B15", "B6")
+    assert "B15" in [c.ball for c in checks]
+    assert fuse(readings, checks=checks).decision == "represent"

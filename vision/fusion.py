@@ -5,10 +5,11 @@ so the fused evidence must not multiply them as if independent. We combine
 the per-frame number probabilities with a tempered product (geometric mean
 raised to sqrt(n)) and the frames' calibrated confidences by their median
 log-odds plus log(k)/2: more frames help, far less than independence would
-claim. Frames that named a ball must all agree, and a call needs at least half of the
-agreeing frames to have named it themselves: a frame the reader would not name
-(evidence under its accept level) can carry a high calibrated confidence, and
-frames of one pose repeat it.
+claim. Frames that named a ball must all agree (and so must the checks: other
+views of the ball, such as the single exposures two-lamp frames are made from),
+and a call needs at least half of the agreeing frames to have named it
+themselves: a frame the reader would not name (evidence under its accept level)
+can carry a high calibrated confidence, and frames of one pose repeat it.
 
     commit    - strong, consistent evidence: call the ball
     confirm   - one clear candidate but not strong enough: ask a person
@@ -33,10 +34,13 @@ class FusedReading:
     frames: int
 
 
-def fuse(readings: list, commit_at: float = 0.999, confirm_at: float = 0.9) -> FusedReading:
-    """One decision from the readings of frames of the same ball."""
+def fuse(readings: list, commit_at: float = 0.999, confirm_at: float = 0.9,
+         checks: list | None = None) -> FusedReading:
+    """One decision from the readings of frames of the same ball. `checks` are readings of
+    other views of it (the single exposures glare-free frames were made from): they add no
+    evidence, but a ball one of them names must agree like a frame's."""
     n = len(readings)
-    named = {r.number for r in readings if getattr(r, "ball", None) is not None}
+    named = {r.number for r in [*readings, *(checks or [])] if getattr(r, "ball", None) is not None}
     useful = [r for r in readings if r.scores]
     if not useful:
         return FusedReading("represent", None, None, 0.0, n)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -71,15 +72,21 @@ def _same_kind(frame_a: np.ndarray, frame_b: np.ndarray) -> None:
         raise ValueError(f"frames differ: {frame_a.shape} {frame_a.dtype} vs {frame_b.shape} {frame_b.dtype}")
 
 
+class LampFrames(NamedTuple):
+    frames: list[np.ndarray]      # to read and fuse
+    exposures: list[np.ndarray]   # the single exposures they were made from (none when a lamp is out)
+    lamp_out: str | None          # "a" or "b" when that lamp gave too little light
+
+
 def two_lamp_frames(expose: Callable[[], np.ndarray], light: Callable[[str], None], count: int,
-                    settle_frames: int = 2) -> tuple[list[np.ndarray], str | None]:
+                    settle_frames: int = 2) -> LampFrames:
     """`count` frames, each the minimum of two consecutive exposures, one under lamp "a" and
     one under lamp "b" (count + 1 exposures, `settle_frames` dropped after each switch:
     exposed partly under the other lamp); both lamps are lit again afterwards.
 
-    Returns (frames, lamp out): when one lamp's exposures are under DIM_LAMP_SHARE of the
-    other's brightness, the frames are the other lamp's exposures alone and that lamp is named.
-    `expose()` gives the camera's next frame, `light(which)` lights "a", "b" or "both".
+    When one lamp's exposures are under DIM_LAMP_SHARE of the other's brightness, the frames
+    are the other lamp's exposures alone and that lamp is named as out. `expose()` gives the
+    camera's next frame, `light(which)` lights "a", "b" or "both".
     """
     def under(lamp: str) -> np.ndarray:
         light(lamp)
@@ -94,5 +101,5 @@ def two_lamp_frames(expose: Callable[[], np.ndarray], light: Callable[[str], Non
     level = {lamp: float(np.median([brightness(s) for s in shots[i::2]])) for i, lamp in enumerate("ab")}
     dim, bright = sorted(level, key=level.get)
     if level[dim] < DIM_LAMP_SHARE * level[bright]:
-        return shots["ab".index(bright)::2], dim
-    return [glare_free(a, b) for a, b in zip(shots, shots[1:])], None
+        return LampFrames(shots["ab".index(bright)::2], [], dim)
+    return LampFrames([glare_free(a, b) for a, b in zip(shots, shots[1:])], shots, None)

@@ -21,7 +21,6 @@ import numpy as np
 from services.config import ConfigError, dump_toml, parse_config
 from vision.balls import ball_name
 from vision.frame_source import CameraFault
-from vision.fusion import fuse
 from vision.reader import BallReader, Reading
 
 # What the page may change, as (section, key).
@@ -152,11 +151,11 @@ def read_now(appliance, region: tuple[float, float, float] | None, use_saved: bo
     reader = appliance.reader if use_saved else BallReader(region=region)
     started = time.perf_counter()
     try:
-        frames = appliance.take_frames(cfg.frames)
+        taken = appliance.take_frames(cfg.frames)
     except CameraFault as e:
         raise Refused(503, f"camera: {e}") from None
-    readings = [reader.read(f) for f in frames]
-    fused = fuse(readings, commit_at=cfg.commit_at, confirm_at=cfg.confirm_at)
+    frames = taken.frames
+    readings, fused = appliance.read_frames(taken, reader)
     took_ms = (time.perf_counter() - started) * 1000
     # Show the frame the reader did best on: its print, its ball and print outlines.
     i = max(range(len(readings)), key=lambda k: (readings[k].print_image is not None, readings[k].confidence))
