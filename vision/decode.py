@@ -174,8 +174,12 @@ def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (F
     images = [im for c in cuts for im in c[0]]
     aspects = [a for c in cuts for a in c[1]]
     holes = [h for c in cuts for h in c[2]]
-    probs = model.proba(features(images, aspects)) * loop_factors(holes)
     n = len(guess.layout.boxes)
+    # Faint ink thickens every stroke and can close a narrow opening (a 6's hook
+    # onto its bowl makes a second loop): a class the glyph's own loops fit is
+    # not refused for the loop its grown version gained.
+    loops = np.maximum(loop_factors(holes), loop_factors(list(guess.layout.holes) * len(levels)))
+    probs = model.proba(features(images, aspects)) * loops
     return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
 
 
