@@ -102,3 +102,40 @@ def test_a_digit_the_lip_cut_short_marks_the_layout():
     mask[nine.y + nine.h * 6 // 10:, nine.x - 1:] = False    # the 9's tail under the lip
     lay = parse(mask.astype(np.float32), mask, 0.0, "top")
     assert lay is not None and len(lay.digits) == 2 and lay.short_digit
+
+
+def _print_with(digits: str, x: int) -> np.ndarray:
+    from vision.sphere import PATCH
+    img = np.zeros((PATCH, PATCH), np.uint8)
+    cv2.putText(img, "B", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
+    cv2.putText(img, digits, (x, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
+    return img
+
+
+def test_pieces_of_a_broken_ring_are_not_stray_ink():
+    # Glare and blur break the ring (or the disc's edge) into short arcs; one
+    # near the digits made a clear G47 "truncated" (renderer frame 1500002:123).
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    img = _print_with("47", 26)
+    ring = np.zeros_like(img)
+    cv2.circle(ring, (PATCH // 2, PATCH // 2), 47, 255, 3)
+    yy, xx = np.mgrid[0:PATCH, 0:PATCH]
+    angle = np.degrees(np.arctan2(yy - PATCH / 2, xx - PATCH / 2)) % 360
+    ring[(angle // 15) % 2 == 1] = 0            # dashes of 15 degrees: each shorter than a digit
+    mask = (img | ring) > 0
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay is not None and len(lay.digits) == 2
+    assert not lay.truncated
+
+
+def test_a_piece_of_ink_beside_the_digits_is_still_stray():
+    # A broken-up digit left out of the row (the 1 of B12) lies within the
+    # print: the layout B2 stays truncated, whatever the ring does.
+    from vision.glyphs import parse
+    img = _print_with("2", 44)
+    img[50:64, 28:33] = 255                       # what is left of a 1
+    mask = img > 0
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay is not None and len(lay.digits) == 1
+    assert lay.truncated

@@ -293,7 +293,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     other[0] = False
     other[list(used)] = False
     other_ink = other[labels]
-    truncated = _stray_ink(all_blobs, used, boxes, tall) or _touching_ink(other_ink, boxes, tall) or (
+    truncated = _stray_ink(all_blobs, used, boxes, tall, labels) or _touching_ink(other_ink, boxes, tall) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall))
     clipped, unseen_beside = False, ""
     if valid is not None and not truncated:
@@ -350,7 +350,7 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray
     return out
 
 
-def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
+def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float, labels: np.ndarray | None = None) -> bool:
     """True when glyph-sized ink near the print is not part of the layout: a
     broken-up digit left out of the row would let B12 read as B2. Long arcs
     (the ring, the disc's edge) reach out of the window and do not count."""
@@ -358,10 +358,43 @@ def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float) -> bool:
     x1 = max(b[0] + b[2] for b in boxes) + 0.5 * tall
     y0 = min(b[1] for b in boxes) - 0.2 * tall
     y1 = max(b[1] + b[3] for b in boxes) + 0.3 * tall
-    stray = sum(b.area for b in blobs if b.label not in used and max(b.w, b.h) <= 1.1 * tall
-                and b.x >= x0 and b.y >= y0 and b.x + b.w <= x1 and b.y + b.h <= y1)
+    near = [b for b in blobs if b.label not in used and max(b.w, b.h) <= 1.1 * tall
+            and b.x >= x0 and b.y >= y0 and b.x + b.w <= x1 and b.y + b.h <= y1]
+    if near and labels is not None:
+        near = [b for b in near if not _on_long_arc(labels, b, used, boxes, tall)]
     x, y, w, h = boxes[-1]
-    return stray > 0.08 * w * h
+    return sum(b.area for b in near) > 0.08 * w * h
+
+
+_RADIUS = None
+
+
+def _radius() -> np.ndarray:
+    """Each patch pixel's distance from the patch centre (the print's centre)."""
+    global _RADIUS
+    if _RADIUS is None:
+        yy, xx = np.mgrid[0:PATCH, 0:PATCH]
+        _RADIUS = np.hypot(xx - (PATCH / 2 - 0.5), yy - (PATCH / 2 - 0.5)).astype(np.float32)
+    return _RADIUS
+
+
+def _on_long_arc(labels: np.ndarray, blob: _Blob, used: set[int], boxes, tall: float) -> bool:
+    """A piece of the ring or the disc's edge (glare and blur break them up):
+    wholly outside the glyphs' reach about the print's centre, thin along the
+    radius, with more ink at that radius well away from it. (A broken-up
+    digit's pieces lie within the print, close together.)"""
+    r = _radius()
+    own = r[labels == blob.label]
+    lo, hi = float(own.min()) - 1.5, float(own.max()) + 1.5
+    c = PATCH / 2 - 0.5
+    reach = max(math.hypot(cx - c, cy - c) for x, y, w, h in boxes
+                for cx in (x, x + w - 1) for cy in (y, y + h - 1))
+    if lo < reach or hi - lo > 0.5 * tall:
+        return False
+    yy, xx = np.nonzero((r >= lo) & (r <= hi) & (labels > 0))
+    keep = ~np.isin(labels[yy, xx], list(used) + [blob.label])
+    far = np.hypot(xx[keep] - blob.cx, yy[keep] - blob.cy) > 1.5 * tall
+    return int(far.sum()) >= 2 * tall
 
 
 def _touching_ink(other_ink: np.ndarray, boxes, tall: float) -> bool:
