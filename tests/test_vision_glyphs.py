@@ -139,3 +139,26 @@ def test_a_piece_of_ink_beside_the_digits_is_still_stray():
     lay = parse(mask.astype(np.float32), mask, 0.0, "top")
     assert lay is not None and len(lay.digits) == 1
     assert lay.truncated
+
+
+def test_a_letter_broken_into_pieces_is_joined_and_not_charged_for_its_loops():
+    # A thin serif B falls apart into its stem and its bowls; the piece left
+    # out made the layout "truncated" and the lone B6 was refused.
+    from vision.glyphs import parse
+    img = _print_with("6", 44)
+    _labels, blobs = _blobs(img > 0)
+    b = min(blobs, key=lambda blob: blob.y)
+    img[b.y:b.y + b.h, b.x + 4:b.x + 6] = 0      # the stem cut off the bowls
+    mask = img > 0
+    assert len(_blobs(mask)[1]) == 3
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay.boxes[0] == (b.x, b.y, b.w, b.h) and lay.letter_pieces and not lay.truncated
+    assert lay.holes[0] == 0 and lay.open_loops == [True, False]
+    # Its loops are broken open: a B is not charged for lacking them; a 3-like
+    # piece with loops it cannot have still is.
+    f = loop_factors([0, 2], [True, True])
+    assert f[0][CLASSES.index("B")] == 1.0
+    assert f[1][CLASSES.index("3")] == EXTRA_LOOP
+    assert loop_factors([0], [False])[0][CLASSES.index("B")] == MISSING_LOOP ** 2
+    # Training cuts the letter as one blob (see vision.train).
+    assert parse(mask.astype(np.float32), mask, 0.0, "top", join_letter=False).truncated

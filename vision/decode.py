@@ -48,11 +48,14 @@ EXTRA_LOOP = 0.02
 MISSING_LOOP = 0.5
 
 
-def loop_factors(holes: list[int]) -> np.ndarray:
-    """(n glyphs, 16 classes) factor for how well each glyph's loops fit each class."""
+def loop_factors(holes: list[int], open_loops: list[bool] | None = None) -> np.ndarray:
+    """(n glyphs, 16 classes) factor for how well each glyph's loops fit each class.
+    A glyph joined from pieces (open_loops) is not charged for loops it lacks."""
     h = np.asarray(holes, np.int64)[:, None]
     extra = np.where(h > _MAX_HOLES[None, :], EXTRA_LOOP, 1.0)
     missing = MISSING_LOOP ** np.clip(_MIN_HOLES[None, :] - h, 0, None)
+    if open_loops is not None:
+        missing = np.where(np.asarray(open_loops, bool)[:, None], 1.0, missing)
     return extra * missing
 
 
@@ -125,12 +128,13 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     """Classify all glyphs of all guesses in one batch and score the 75 numbers under each."""
     if not pairs:
         return []
-    glyphs, aspects, holes = [], [], []
+    glyphs, aspects, holes, open_loops = [], [], [], []
     for _p, lay in pairs:
         glyphs += _glyphs(lay)
         aspects += lay.aspects
         holes += lay.holes
-    probs = model.proba(features(glyphs, aspects)) * loop_factors(holes)
+        open_loops += lay.open_loops
+    probs = model.proba(features(glyphs, aspects)) * loop_factors(holes, open_loops)
     out = []
     k = 0
     for p, lay in pairs:
@@ -178,7 +182,8 @@ def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (F
     # Faint ink thickens every stroke and can close a narrow opening (a 6's hook
     # onto its bowl makes a second loop): a class the glyph's own loops fit is
     # not refused for the loop its grown version gained.
-    loops = np.maximum(loop_factors(holes), loop_factors(list(guess.layout.holes) * len(levels)))
+    open_loops = guess.layout.open_loops * len(levels)
+    loops = np.maximum(loop_factors(holes, open_loops), loop_factors(list(guess.layout.holes) * len(levels), open_loops))
     probs = model.proba(features(images, aspects)) * loops
     return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
 

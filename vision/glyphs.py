@@ -42,6 +42,12 @@ class Layout:
     clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
     unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
     short_digit: bool = False  # one digit under SHORT of the other's height: it lost a part
+    letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
+
+    @property
+    def open_loops(self) -> list[bool]:
+        """Per glyph (letter first): loops it may lack because it broke into pieces."""
+        return ([self.letter_pieces] if self.letter is not None else []) + [False] * len(self.digits)
 
 
 @dataclass
@@ -207,13 +213,14 @@ def _turned_mask(mask: np.ndarray, m_rot: np.ndarray) -> np.ndarray:
 
 def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
           letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None,
-          faint: np.ndarray | None = None) -> Layout | None:
+          faint: np.ndarray | None = None, join_letter: bool = True) -> Layout | None:
     """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
 
     letter_at: the letter blob's centre before turning, "top" for the topmost
     blob (used in training, where the true rotation is known), or None.
     valid, faint: what the frame shows and the faint ink (Print), to tell where
     a lone digit's neighbour may stand unseen.
+    join_letter: join the pieces a letter broke into (reading; training cuts one blob).
     """
     m_rot = _rotation(angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
@@ -257,6 +264,10 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     row.sort(key=lambda b: b.cx)
     bottom = max(b.y + b.h for b in row)
     left, right = min(b.x for b in row), max(b.x + b.w for b in row)
+    if letter is not None and join_letter:
+        letter = _letter_with_pieces(letter, [b for b in blobs if b is not letter and b not in row
+                                              and b not in pieces], min(b.y for b in row), tall)
+    letter_pieces = letter is not None and letter.label < 0
     if letter is not None and not (0.3 * tall <= letter.h <= 0.95 * tall):
         return None
     bars = [b for b in blobs if b not in row and b is not letter and b.y >= bottom - 0.15 * tall
@@ -285,8 +296,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         let_h = float(letter.h)
     else:
         let_img, let_h = None, 0.0
-    used = {b.label for b in [letter, *bars] if b is not None}
-    for b in row:
+    used = {b.label for b in bars}
+    for b in row + ([letter] if letter is not None else []):
         used.update(p.label for p in getattr(b, "parts", [b]))
     # Ink (specks included) that is not part of the layout.
     other = np.ones(int(labels.max()) + 1, bool)
@@ -305,7 +316,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside, short_digit)
+                  holes, truncated, clipped, unseen_beside, short_digit, letter_pieces)
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
@@ -460,6 +471,30 @@ def _unseen_beside(visible: np.ndarray, box, tall: float) -> str:
            ("" if _seen(visible, x + w, y, x + w + side, y + h) else "r")
 
 
+def _letter_with_pieces(letter: _Blob, others: list[_Blob], row_top: int, tall: float) -> _Blob:
+    """The letter with the pieces it broke into (a thin serif B falls apart into
+    its stem and bowls; the pieces left out made the layout "truncated"):
+    blobs above the number whose boxes meet the letter's, widened a little."""
+    pad_x, pad_y = 0.25 * tall, 0.15 * tall
+    parts = [b for b in others if b.y + b.h <= row_top + 0.05 * tall
+             and b.x < letter.x + letter.w + pad_x and b.x + b.w > letter.x - pad_x
+             and b.y < letter.y + letter.h + pad_y and b.y + b.h > letter.y - pad_y]
+    if not parts:
+        return letter
+    return _joined([letter] + parts)
+
+
+def _joined(blobs: list[_Blob]) -> _Blob:
+    """One glyph of several blobs (label -1, its blobs in `parts`)."""
+    x0, y0 = min(b.x for b in blobs), min(b.y for b in blobs)
+    x1, y1 = max(b.x + b.w for b in blobs), max(b.y + b.h for b in blobs)
+    area = sum(b.area for b in blobs)
+    out = _Blob(-1, x0, y0, x1 - x0, y1 - y0, area, sum(b.cx * b.area for b in blobs) / area,
+                sum(b.cy * b.area for b in blobs) / area)
+    out.parts = [p for b in blobs for p in getattr(b, "parts", [b])]
+    return out
+
+
 def _merge_columns(row: list[_Blob]) -> list[_Blob]:
     """Blobs stacked in one column are pieces of one glyph (a broken stroke)."""
     out: list[_Blob] = []
@@ -468,12 +503,7 @@ def _merge_columns(row: list[_Blob]) -> list[_Blob]:
             a = out[-1]
             overlap = min(a.x + a.w, b.x + b.w) - max(a.x, b.x)
             if overlap > 0.6 * min(a.w, b.w):
-                x0, y0 = min(a.x, b.x), min(a.y, b.y)
-                x1, y1 = max(a.x + a.w, b.x + b.w), max(a.y + a.h, b.y + b.h)
-                area = a.area + b.area
-                out[-1] = _Blob(-1, x0, y0, x1 - x0, y1 - y0, area,
-                                (a.cx * a.area + b.cx * b.area) / area, (a.cy * a.area + b.cy * b.area) / area)
-                out[-1].parts = getattr(a, "parts", [a]) + [b]
+                out[-1] = _joined([a, b])
                 continue
         out.append(b)
     return out
