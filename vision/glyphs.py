@@ -377,16 +377,10 @@ def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float, labels: n
     return sum(b.area for b in near) > 0.08 * w * h
 
 
-_RADIUS = None
-
-
-def _radius() -> np.ndarray:
-    """Each patch pixel's distance from the patch centre (the print's centre)."""
-    global _RADIUS
-    if _RADIUS is None:
-        yy, xx = np.mgrid[0:PATCH, 0:PATCH]
-        _RADIUS = np.hypot(xx - (PATCH / 2 - 0.5), yy - (PATCH / 2 - 0.5)).astype(np.float32)
-    return _RADIUS
+# Each patch pixel's distance from the patch centre (the print's centre).
+_yy, _xx = np.mgrid[0:PATCH, 0:PATCH]
+_RADIUS = np.hypot(_xx - (PATCH / 2 - 0.5), _yy - (PATCH / 2 - 0.5)).astype(np.float32)
+del _yy, _xx
 
 
 def _on_long_arc(labels: np.ndarray, blob: _Blob, used: set[int], boxes, tall: float) -> bool:
@@ -394,7 +388,7 @@ def _on_long_arc(labels: np.ndarray, blob: _Blob, used: set[int], boxes, tall: f
     wholly outside the glyphs' reach about the print's centre, thin along the
     radius, with more ink at that radius well away from it. (A broken-up
     digit's pieces lie within the print, close together.)"""
-    r = _radius()
+    r = _RADIUS
     own = r[labels == blob.label]
     lo, hi = float(own.min()) - 1.5, float(own.max()) + 1.5
     c = PATCH / 2 - 0.5
