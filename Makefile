@@ -9,7 +9,7 @@ APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core f
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps venv test demo bench-vision bench-wrong bench-calls train-vision bench-footprint bench-sim install uninstall clean
+.PHONY: setup system-deps venv test demo bench-vision bench-wrong bench-calls train-vision check-train-vision bench-footprint bench-sim install uninstall clean
 
 setup: system-deps venv
 
@@ -54,6 +54,12 @@ bench-calls: setup
 # Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
 train-vision: setup
 	$(PY) -m vision.train --seed 1 --calib 4000
+
+# Trains into a scratch directory and compares with the committed files byte for byte.
+check-train-vision: setup
+	out=$$(mktemp -d) && $(PY) -m vision.train --seed 1 --calib 4000 --out $$out \
+	  && cmp $$out/glyphs.npz vision/data/glyphs.npz && cmp $$out/calibration.npz vision/data/calibration.npz \
+	  && echo "training reproduced vision/data/glyphs.npz and calibration.npz byte for byte"
 
 bench-footprint: setup
 	$(PY) -m services.bench_footprint

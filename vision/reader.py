@@ -7,6 +7,7 @@ ACCEPT; otherwise `ball` is None and `reason` says why.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ import cv2
 import numpy as np
 
 from .balls import ball_name, letter_for
-from .classify import load_model
+from .classify import WEIGHTS, load_model
 from .colour import column_probabilities
 from .decode import LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses
 from .heap import keep_freed_memory
@@ -79,6 +80,11 @@ def reading_evidence(posterior: float, glyph_score: float, guess: Guess | None, 
     return ev
 
 
+def weights_fingerprint(path: Path) -> str:
+    """SHA-256 of a glyph weights file, kept in the calibration fitted for it."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 class Calibration:
     """Monotone map from evidence to the probability that the reading is right.
 
@@ -95,12 +101,18 @@ class Calibration:
         self.xs, self.ps, self.accept, self.unsure_ceiling = xs, ps, accept, unsure_ceiling
 
     @classmethod
-    def load(cls, path: Path = CALIBRATION) -> "Calibration":
+    def load(cls, path: Path = CALIBRATION, weights: Path = WEIGHTS) -> "Calibration":
+        """The calibration fitted for `weights`: its accept level means nothing for other weights."""
         if not path.exists():
             return cls()
         with np.load(path) as z:
             ceiling = float(z["unsure_ceiling"]) if "unsure_ceiling" in z.files else UNSURE_CEILING
-            return cls(z["xs"], z["ps"], float(z["accept"]), ceiling)
+            made_for = str(z["weights_sha256"]) if "weights_sha256" in z.files else None
+            cal = cls(z["xs"], z["ps"], float(z["accept"]), ceiling)
+        if made_for is not None and made_for != weights_fingerprint(weights):
+            raise ValueError(f"{path} was fitted for other glyph weights than {weights}; "
+                             f"recalibrate: python -m vision.train --calib-only")
+        return cal
 
     def __call__(self, ev: float) -> float:
         if self.xs is None:            # uncalibrated: the evidence itself, squeezed
@@ -171,7 +183,7 @@ class BallReader:
         keep_freed_memory()        # process-wide; see vision/heap.py
         self.region = region
         self.model = load_model(weights)
-        self.calibration = calibration or Calibration.load()
+        self.calibration = calibration or Calibration.load(weights=Path(weights) if weights else WEIGHTS)
 
     def read(self, frame: np.ndarray) -> Reading:
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Train the glyph classifier and calibrate the reader's confidence, from our own renderer.
 
-    python -m vision.train [--seed 1] [--frames 8000] [--calib 2500] [--workers 2] [--calib-only]
+    python -m vision.train [--seed 1] [--frames 8000] [--calib 2500] [--workers 2] [--calib-only] [--out DIR]
 
 1. Render random balls (many fonts, see render.TRAIN_FONTS), run the reader's
    own front end on them (find ball, flatten print) and cut glyphs with the
@@ -10,7 +10,11 @@
 2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed).
 3. Read fresh frames (another seed) and fit the isotonic calibration of the
    confidence; the accept level is 1.25x the best evidence any wrong reading had.
-Writes vision/data/glyphs.npz and vision/data/calibration.npz.
+Writes vision/data/glyphs.npz and vision/data/calibration.npz (or the same names in --out).
+
+The process runs with the CPU's vector paths pinned (see pinned_env), so that
+the same seed makes the same bytes whatever vector units an x86-64 CPU has, not
+only on one like the machine that made the committed files.
 """
 from __future__ import annotations
 
@@ -21,7 +25,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 from multiprocessing import Pool
 
 import cv2
@@ -272,6 +278,30 @@ def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray,
     return xs, ps, accept
 
 
+def pinned_env() -> dict[str, str]:
+    """Environment that turns off every vector path a library picks by the CPU it finds.
+
+    numpy's dispatched loops, OpenBLAS's kernels, OpenCV's dispatched code and
+    glibc's libm (FMA variants of exp, sin, ...) give results that differ in the
+    last bits between those paths, and training amplifies last bits into other
+    weights (4 December: a Zen 3 machine made other weights than the machine that
+    made the committed ones). What is left is numpy's x86-64-v2 baseline, which
+    every machine that runs its wheels has.
+    """
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+    # OpenCV's line marks dispatched features with "*", and those this CPU lacks with "?".
+    opencv = [f[1:] for f in cv2.getCPUFeaturesLine().split() if f.startswith("*") and not f.endswith("?")]
+    return {
+        "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__),
+        "OPENBLAS_CORETYPE": "Nehalem",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENCV_CPU_DISABLE": ",".join(opencv),
+        "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX,-AVX2,-FMA,-FMA4,-AVX512F",
+        "BALLREADER_TRAIN_PINNED": "1",
+    }
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
@@ -280,7 +310,16 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--calib-only", action="store_true", help="keep the glyph weights, only recalibrate")
+    ap.add_argument("--out", type=Path, default=WEIGHTS.parent,
+                    help="where to write glyphs.npz and calibration.npz (default: the package's data)")
     args = ap.parse_args(argv)
+    if os.environ.get("BALLREADER_TRAIN_PINNED") != "1":
+        # The libraries read these when loaded (glibc at process start): start over with them.
+        os.execve(sys.executable, [sys.executable, "-m", "vision.train", *(sys.argv[1:] if argv is None else argv)],
+                  {**os.environ, **pinned_env()})
+    print("vector paths turned off: " + "; ".join(
+        f"{k}={os.environ.get(k, '')!r}" for k in ("NPY_DISABLE_CPU_FEATURES", "OPENCV_CPU_DISABLE", "OPENBLAS_CORETYPE")),
+        flush=True)
     t0 = time.time()
     if not args.calib_only:
         train_glyphs(args, t0)
@@ -300,21 +339,22 @@ def train_glyphs(args, t0: float) -> None:
     print(f"glyph samples: {len(y)} in {time.time() - t0:.0f}s;",
           " ".join(f"{c}:{n}" for c, n in zip(CLASSES, counts)), flush=True)
     model = train_mlp(x, y, args.seed, epochs=args.epochs)
-    model.save(WEIGHTS)
+    weights = args.out / WEIGHTS.name
+    model.save(weights)
     acc = float((model.proba(x).argmax(1) == y).mean())
-    print(f"train accuracy {acc:.4f}; weights {WEIGHTS} ({WEIGHTS.stat().st_size // 1024} KiB); "
+    print(f"train accuracy {acc:.4f}; weights {weights} ({weights.stat().st_size // 1024} KiB); "
           f"{time.time() - t0:.0f}s", flush=True)
 
 
 def calibrate(args, t0: float) -> None:
     n = args.calib
     chunk = 125
-    jobs = [(args.seed * 7_919 + 500_000 + i, min(chunk, n - i * chunk), str(WEIGHTS))
+    jobs = [(args.seed * 7_919 + 500_000 + i, min(chunk, n - i * chunk), str(args.out / WEIGHTS.name))
             for i in range((n + chunk - 1) // chunk)]
     with Pool(args.workers) as pool:
         rows = np.concatenate(pool.map(_calib_chunk, jobs))
     xs, ps, accept = fit_calibration(rows)
-    from .reader import CALIBRATION, MIN_CONFIDENCE, Calibration
+    from .reader import CALIBRATION, MIN_CONFIDENCE, Calibration, weights_fingerprint
     cal = Calibration(xs, ps, accept)
     ok = rows[:, 1] == 1
     readable = rows[:, 2] >= 0.65
@@ -322,7 +362,8 @@ def calibrate(args, t0: float) -> None:
     # Readings not named that the map still puts at the top: how often were they right?
     high = ~taken & (np.array([cal(e) for e in rows[:, 0]]) >= MIN_CONFIDENCE)
     ceiling = float((ok[high].sum() + 1) / (high.sum() + 2))
-    np.savez(CALIBRATION, xs=xs, ps=ps, accept=accept, unsure_ceiling=ceiling)
+    np.savez(args.out / CALIBRATION.name, xs=xs, ps=ps, accept=accept, unsure_ceiling=ceiling,
+             weights_sha256=weights_fingerprint(args.out / WEIGHTS.name))
     print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; not named but confidence "
           f">= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most {ceiling:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "

@@ -1,0 +1,54 @@
+"""Training's reproducibility guards: the pinned vector paths, and calibration tied to its weights."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from vision.classify import WEIGHTS, load_model
+from vision.reader import CALIBRATION, BallReader, Calibration
+from vision.train import pinned_env
+
+PROBE = """
+import json, numpy as np, cv2
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+a = np.ones((64, 64), np.float32); a @ a
+print(json.dumps({"numpy_on": [f for f in __cpu_dispatch__ if __cpu_features__.get(f)],
+                  "opencv": cv2.getCPUFeaturesLine()}))
+"""
+
+
+def test_training_process_runs_with_every_dispatched_vector_path_off():
+    env = {**os.environ, **pinned_env(), "OPENBLAS_VERBOSE": "2"}
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    probe = json.loads(out.stdout)
+    assert probe["numpy_on"] == []
+    # Every feature OpenCV dispatches to is marked unavailable ("?") in the pinned process.
+    dispatched = [f for f in probe["opencv"].split() if f.startswith("*")]
+    assert dispatched and all(f.endswith("?") for f in dispatched), probe["opencv"]
+    assert "Core: Nehalem" in out.stderr
+
+
+def test_committed_calibration_was_fitted_for_the_committed_weights():
+    with np.load(CALIBRATION) as z:
+        assert "weights_sha256" in z.files
+    assert Calibration.load().accept > 0
+
+
+def test_a_calibration_fitted_for_other_weights_is_refused(tmp_path):
+    # Same network, one weight changed: the accept level no longer means anything.
+    model = load_model(str(WEIGHTS))
+    w0 = model.layers[0][0].copy()
+    w0[0, 0] += 0.5
+    other = type(model)({"mean": model.mean, "std": model.std, "w0": w0, "b0": model.layers[0][1],
+                         "w1": model.layers[1][0], "b1": model.layers[1][1]})
+    other.save(tmp_path / "glyphs.npz")
+    shutil.copy(CALIBRATION, tmp_path / "calibration.npz")
+    with pytest.raises(ValueError, match="other glyph weights"):
+        Calibration.load(tmp_path / "calibration.npz", weights=tmp_path / "glyphs.npz")
+    with pytest.raises(ValueError, match="recalibrate"):
+        BallReader(weights=str(tmp_path / "glyphs.npz"))
+    assert Calibration.load(tmp_path / "calibration.npz", weights=WEIGHTS).accept > 0
