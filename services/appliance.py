@@ -246,9 +246,12 @@ class Appliance:
         return self.lamps_lit()
 
     def lamps_lit(self) -> dict[str, bool] | None:
+        """The lamps as they stand between readings: not a lamp lit alone for one exposure
+        of a ball being read meanwhile."""
         if self.lights is None:
             return None
-        a, b = self.lights.lit
+        with self._camera_lock:
+            a, b = self.lights.lit
         return {"a": a, "b": b}
 
     # -- reading a ball --------------------------------------------------------------------
