@@ -58,8 +58,8 @@ def renderer_ball(where, fonts=None):
 
 
 def o68_under_glare():
-    # The 8 of O68 lies half under a saturated highlight: with one light every frame of the
-    # resting ball shows a clean 3.
+    # The 8 of O68 lies half under a saturated highlight: with one light the frames of the
+    # resting ball showed a clean 3 (called O63 by the weights before 4 December's retrain).
     scene = renderer_ball("960015:119")
     assert scene.ball == "O68"
     return scene

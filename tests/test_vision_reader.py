@@ -167,7 +167,7 @@ def test_a_ball_not_named_never_shows_the_confidence_of_a_named_one(reader):
 
 
 # An 8 half under a saturated highlight is a clean 3 or 6 in one exposure (named
-# O63 and G46 at 0.9996 with one light); a second exposure under a light at the
+# O63 and G46 at 0.9996 with one light by the weights before 4 December's retrain); a second exposure under a light at the
 # mirror place, taken through vision.glare's per-pixel minimum, shows the 8.
 @pytest.mark.parametrize("where, truth", [("960015:119", "O68"), ("990013:101", "G48")])
 def test_two_exposures_under_mirrored_lights_read_the_ball_glare_hid(reader, where, truth):
