@@ -15,7 +15,7 @@ from firmware.glare_lights import GlareLights
 from services.appliance import LIGHTS_FAULT, Appliance
 from services.config import parse_config
 from vision.bench import renderer_scenes
-from vision.bench_wrong import _fonts
+from vision.bench_wrong import font_set
 from vision.render import random_scene
 
 PIN_A, PIN_B = 5, 6
@@ -68,7 +68,7 @@ def o68_under_glare():
 def i23_under_glare():
     # A highlight washes out the top of the 3 of I23 (a font family never trained on): with
     # one light the resting ball's frames fuse into a confident I25 (weights of 4 December).
-    scene = renderer_ball("1200033:54", _fonts("other"))
+    scene = renderer_ball("1200033:54", font_set("other"))
     assert scene.ball == "I23"
     return scene
 

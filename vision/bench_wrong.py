@@ -24,7 +24,7 @@ from .bench import renderer_frames, renderer_scenes, two_light_frame
 CHUNK = 125
 
 
-def _fonts(name: str):
+def font_set(name: str):
     """None: the training fonts; "unseen": the dev set's two; "other": a third family."""
     from .render import DEV_FONTS, OTHER_FONTS
     return {"unseen": DEV_FONTS, "other": OTHER_FONTS}.get(name)
@@ -38,7 +38,7 @@ def _chunk(args):
     named = right_readable = readable = 0
     confidence = 0.0
     wrong = []
-    for k, (truth, ink, frame) in enumerate(renderer_frames(n, seed, _fonts(fonts), two_lights)):
+    for k, (truth, ink, frame) in enumerate(renderer_frames(n, seed, font_set(fonts), two_lights)):
         r = reader.read(frame)
         readable += ink >= 0.65
         if r.ball is None:
@@ -72,7 +72,7 @@ def hunt(frames: int, seed: int, fonts: str, workers: int, two_lights: bool = Fa
 
 def frame_at(where: str, fonts: str, two_lights: bool = False) -> tuple[str, np.ndarray]:
     seed, k = (int(v) for v in where.split(":"))
-    scene, frame = next(itertools.islice(renderer_scenes(k + 1, seed, _fonts(fonts)), k, None))
+    scene, frame = next(itertools.islice(renderer_scenes(k + 1, seed, font_set(fonts)), k, None))
     return scene.ball, two_light_frame(scene, frame, seed, k) if two_lights else frame
 
 
