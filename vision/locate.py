@@ -73,11 +73,11 @@ def _coarse(v_small: np.ndarray, r_min: float, r_max: float, centre_box=None):
     nr = len(radii)
     cx = np.rint((xs[None, :] + ux[None, :] * radii[:, None]) / 2).astype(np.int32)
     cy = np.rint((ys[None, :] + uy[None, :] * radii[:, None]) / 2).astype(np.int32)
-    ri = np.broadcast_to(np.arange(nr, dtype=np.int32)[:, None], cx.shape)
-    ok = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-    idx = (ri[ok] * h + cy[ok]) * w + cx[ok]
-    acc = np.bincount(idx, weights=np.broadcast_to(wgt, cx.shape)[ok], minlength=nr * h * w)
-    acc = acc.astype(np.float32).reshape(nr, h, w)
+    idx = (np.arange(nr, dtype=np.int32)[:, None] * h + cy) * w + cx
+    # Votes outside the frame go to one spare cell past the end (cheaper than picking the rest out).
+    idx[(cx < 0) | (cx >= w) | (cy < 0) | (cy >= h)] = nr * h * w
+    acc = np.bincount(idx.ravel(), weights=np.broadcast_to(wgt, cx.shape).ravel(), minlength=nr * h * w + 1)
+    acc = acc[:-1].astype(np.float32).reshape(nr, h, w)
     acc = cv2.GaussianBlur(acc.reshape(nr * h, w), (3, 3), 0).reshape(nr, h, w)
     acc /= radii[:, None, None]
     radii = radii / 2
