@@ -337,24 +337,33 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray
                 others[oy:oy + oh, ox:ox + ow] = m[oy:oy + oh, ox:ox + ow]
         others = cv2.dilate(others.astype(np.uint8), _K3) > 0
         reach = int(round(0.6 * h))
+        # A digit shorter than the row lost its top or bottom (the top of a 3
+        # under a highlight leaves a 5's hook): it may grow back to the row's height.
+        # (A pixel or two short is only the font or the blur.)
+        is_digit = j > 0 or lay.letter is None
+        lost = int(round(lay.digit_height)) - h if is_digit and h < 0.85 * lay.digit_height else 0
         x0, x1 = max(0, x - reach), min(PATCH, x + w + reach)
-        y0, y1 = max(0, y - 2), min(PATCH, y + h + 2)
+        y0, y1 = max(0, y - 2 - lost), min(PATCH, y + h + 2 + lost)
         own = np.zeros((y1 - y0, x1 - x0), bool)
         own[y - y0:y - y0 + h, x - x0:x - x0 + w] = m[y:y + h, x:x + w]
+        s_win = np.maximum(s[y0:y1, x0:x1], 0.8)
+        others_win = others[y0:y1, x0:x1]
         for faint, (images, aspects, holes) in zip(faints, out):
-            win = (faint[y0:y1, x0:x1] & ~others[y0:y1, x0:x1]).astype(np.uint8)
-            _n, lab = cv2.connectedComponents(win, connectivity=8)
-            keep = np.unique(lab[own & (lab > 0)])
-            grown = np.isin(lab, keep) | own
+            win = (faint[y0:y1, x0:x1] & ~others_win).astype(np.uint8)
+            n, lab = cv2.connectedComponents(win, connectivity=8)
+            touching = np.zeros(n, bool)
+            touching[lab[own]] = True
+            touching[0] = False
+            grown = touching[lab] | own
             if not grown.any():             # no ink in the box at all: the glyph as it was
                 grown[y - y0:y - y0 + h, x - x0:x - x0 + w] = True
             ys, xs = np.nonzero(grown)
             gy0, gy1, gx0, gx1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
-            blob = _Blob(1, x0 + int(gx0), y0 + int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
-            labels = np.zeros((PATCH, PATCH), np.int32)
-            labels[y0:y1, x0:x1] = grown
+            # In window coordinates: the blob, its labels and its ink.
+            blob = _Blob(1, int(gx0), int(gy0), int(gx1 - gx0), int(gy1 - gy0), int(grown.sum()), 0, 0)
+            labels = grown.astype(np.int32)
             # Faint ink counts as ink: the classifier knows strokes, not how light they are.
-            full = np.where(labels > 0, np.maximum(s, 0.8), 0).astype(np.float32)
+            full = np.where(grown, s_win, 0).astype(np.float32)
             images.append(glyph_image(full, labels, blob))
             aspects.append(blob.w / max(blob.h, 1))
             holes.append(hole_count(labels, blob))
