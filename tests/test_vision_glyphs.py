@@ -141,6 +141,21 @@ def test_a_piece_of_ink_beside_the_digits_is_still_stray():
     assert lay.truncated
 
 
+def test_ink_in_the_gap_between_letter_and_number_truncates_the_layout():
+    # A highlight broke the hook off the 6 of B6: the bowl left read as a 9, and the
+    # hook, alone between the letter and the number, was under the stray-ink share.
+    from vision.glyphs import parse
+    img = _print_with("6", 44)
+    mask = img > 0
+    clean = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert clean is not None and not clean.truncated
+    img[38:42, 50:54] = 255                       # a piece of 16 pixels in the gap
+    mask = img > 0
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top")
+    assert lay is not None and len(lay.digits) == 1
+    assert lay.truncated
+
+
 def test_a_letter_broken_into_pieces_is_joined_and_not_charged_for_its_loops():
     # A thin serif B falls apart into its stem and its bowls; the piece left
     # out made the layout "truncated" and the lone B6 was refused.

@@ -160,6 +160,13 @@ def test_a_digit_whose_top_a_highlight_lightened_is_not_read_as_another(reader):
     _assert_not_read_as(reader, "1200033:54", "I23", "I25", fonts="other")
 
 
+# The hook of the 6 of B6 broke off under a highlight and motion blur, and lay alone
+# between the letter and the number; the bowl left read as a 9: named B9 at 0.9996
+# before ink in that gap made the layout truncated (glyphs._ink_in_gap).
+def test_a_piece_a_highlight_broke_off_into_the_gap_is_not_ignored(reader):
+    _assert_not_read_as(reader, "900045:100", "B6", "B9")
+
+
 def test_a_ball_not_named_never_shows_the_confidence_of_a_named_one(reader):
     # 960043:80 (G59, the 9 cut short) is not named, yet its evidence sits where
     # the calibration map is flat at 0.9996; a console showed that figure, and

@@ -305,7 +305,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     other[list(used)] = False
     other_ink = other[labels]
     truncated = _stray_ink(all_blobs, used, boxes, tall, labels) or _touching_ink(other_ink, boxes, tall) or (
-        len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall))
+        len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
+        letter is not None and _ink_in_gap(all_blobs, used, boxes))
     clipped, unseen_beside = False, ""
     if valid is not None and not truncated:
         v = _turned_mask(valid, m_rot)
@@ -409,6 +410,18 @@ def _on_long_arc(labels: np.ndarray, blob: _Blob, used: set[int], boxes, tall: f
     keep = ~np.isin(labels[yy, xx], list(used) + [blob.label])
     far = np.hypot(xx[keep] - blob.cx, yy[keep] - blob.cy) > 1.5 * tall
     return int(far.sum()) >= 2 * tall
+
+
+def _ink_in_gap(blobs: list[_Blob], used: set[int], boxes) -> bool:
+    """Ink between the letter and the number that is part of neither: the gap is
+    clean paper on every ball, so it is a piece a highlight broke off a glyph
+    (the hook of a 6, and the bowl left reads as a 9)."""
+    lx, ly, lw, lh = boxes[0]
+    left = min(b[0] for b in boxes[1:])
+    right = max(b[0] + b[2] for b in boxes[1:])
+    top = min(b[1] for b in boxes[1:])
+    return any(b.label not in used and b.y >= ly + lh - 1 and b.y + b.h <= top + 1
+               and b.x + b.w > left and b.x < right for b in blobs)
 
 
 def _touching_ink(other_ink: np.ndarray, boxes, tall: float) -> bool:
