@@ -416,7 +416,7 @@ def _ink_in_gap(blobs: list[_Blob], used: set[int], boxes) -> bool:
     """Ink between the letter and the number that is part of neither: the gap is
     clean paper on every ball, so it is a piece a highlight broke off a glyph
     (the hook of a 6, and the bowl left reads as a 9)."""
-    lx, ly, lw, lh = boxes[0]
+    _x, ly, _w, lh = boxes[0]
     left = min(b[0] for b in boxes[1:])
     right = max(b[0] + b[2] for b in boxes[1:])
     top = min(b[1] for b in boxes[1:])
