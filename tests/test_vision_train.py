@@ -17,7 +17,8 @@ import json, numpy as np, cv2
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 a = np.ones((64, 64), np.float32); a @ a
 print(json.dumps({"numpy_on": [f for f in __cpu_dispatch__ if __cpu_features__.get(f)],
-                  "opencv": cv2.getCPUFeaturesLine()}))
+                  "opencv": cv2.getCPUFeaturesLine(), "ipp": cv2.ipp.getIppVersion(),
+                  "avx2": bool(__cpu_features__.get("AVX2"))}))
 """
 
 
@@ -30,6 +31,9 @@ def test_training_process_runs_with_every_dispatched_vector_path_off():
     dispatched = [f for f in probe["opencv"].split() if f.startswith("*")]
     assert dispatched and all(f.endswith("?") for f in dispatched), probe["opencv"]
     assert "Core: Nehalem" in out.stderr
+    # IPP runs its AVX2 code, not the AVX-512 code it would pick on such a CPU.
+    if probe["avx2"]:
+        assert "AVX2 (l9)" in probe["ipp"], probe["ipp"]
 
 
 def test_committed_calibration_was_fitted_for_the_committed_weights():

@@ -287,6 +287,12 @@ def pinned_env() -> dict[str, str]:
     weights (4 December: a Zen 3 machine made other weights than the machine that
     made the committed ones). What is left is numpy's x86-64-v2 baseline, which
     every machine that runs its wheels has.
+
+    Intel's IPP inside OpenCV picks its own code by CPU, apart from OpenCV's
+    dispatch: its AVX-512 path cut a few training glyphs differently from its AVX2
+    path (5 December, an AVX-512 machine made other weights). It is held to the AVX2
+    path, which the committed weights were made with; a CPU without AVX2 falls back
+    to an older path and makes other bits.
     """
     from numpy._core._multiarray_umath import __cpu_dispatch__
     # OpenCV's line marks dispatched features with "*", and those this CPU lacks with "?".
@@ -297,6 +303,7 @@ def pinned_env() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "OPENCV_CPU_DISABLE": ",".join(opencv),
+        "OPENCV_IPP": "avx2",
         "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX,-AVX2,-FMA,-FMA4,-AVX512F",
         "BALLREADER_TRAIN_PINNED": "1",
     }
@@ -318,7 +325,7 @@ def main(argv=None) -> None:
         os.execve(sys.executable, [sys.executable, "-m", "vision.train", *(sys.argv[1:] if argv is None else argv)],
                   {**os.environ, **pinned_env()})
     print("vector paths turned off: " + "; ".join(
-        f"{k}={os.environ.get(k, '')!r}" for k in ("NPY_DISABLE_CPU_FEATURES", "OPENCV_CPU_DISABLE", "OPENBLAS_CORETYPE")),
+        f"{k}={os.environ.get(k, '')!r}" for k in ("NPY_DISABLE_CPU_FEATURES", "OPENCV_CPU_DISABLE", "OPENCV_IPP", "OPENBLAS_CORETYPE")),
         flush=True)
     t0 = time.time()
     if not args.calib_only:
