@@ -56,3 +56,27 @@ def test_a_calibration_fitted_for_other_weights_is_refused(tmp_path):
     with pytest.raises(ValueError, match="recalibrate"):
         BallReader(weights=str(tmp_path / "glyphs.npz"))
     assert Calibration.load(tmp_path / "calibration.npz", weights=WEIGHTS).accept > 0
+
+
+def test_worst_wrong_lists_the_wrong_calibration_readings_by_evidence_with_their_frames():
+    from vision.train import CALIB_COLUMNS, worst_wrong
+    rows = np.array([
+        # evidence, right, ink visible, posterior, seed, k, truth, read
+        (0.90, 1, 0.9, 0.99, 507919, 3, 5, 5),
+        (0.12, 0, 0.6, 0.80, 507925, 7, 3, 2),
+        (0.26, 0, 0.7, 0.94, 507930, 41, 67, 62),
+        (0.05, 0, 0.3, 0.50, 507931, 2, 16, 21),
+    ])
+    assert rows.shape[1] == len(CALIB_COLUMNS)
+    lines = worst_wrong(rows, n=2)
+    assert len(lines) == 2
+    assert "O67 read O62" in lines[0] and "evidence 0.2600" in lines[0] and "frame 507930:41" in lines[0]
+    assert "B3 read B2" in lines[1] and "frame 507925:7" in lines[1]
+    assert not any("B5" in line for line in lines)
+
+
+def test_a_listed_calibration_frame_can_be_drawn_again():
+    from vision.train import calibration_frame
+    number, frame = calibration_frame("507925:32")
+    # The B3 whose lower half the lip hides (docs/vision.md, 5 December, noon).
+    assert number == 3 and frame.shape == (480, 640, 3)

@@ -1,6 +1,7 @@
 """Train the glyph classifier and calibrate the reader's confidence, from our own renderer.
 
     python -m vision.train [--seed 1] [--frames 8000] [--calib 2500] [--workers 2] [--calib-only] [--out DIR]
+    python -m vision.train --show SEED:K      # write a calibration frame the run listed to a PNG
 
 1. Render random balls (many fonts, see render.TRAIN_FONTS), run the reader's
    own front end on them (find ball, flatten print) and cut glyphs with the
@@ -10,6 +11,7 @@
 2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed).
 3. Read fresh frames (another seed) and fit the isotonic calibration of the
    confidence; the accept level is 1.25x the best evidence any wrong reading had.
+   The run lists the wrong readings with the most evidence, by frame (SEED:K).
 Writes vision/data/glyphs.npz and vision/data/calibration.npz (or the same names in --out).
 
 The process runs with the CPU's vector paths pinned (see pinned_env), so that
@@ -33,7 +35,7 @@ from multiprocessing import Pool
 import cv2
 import numpy as np
 
-from .balls import LETTERS
+from .balls import LETTERS, ball_name
 from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel
 from .glyphs import features, parse, up_guesses
 from .locate import find_ball
@@ -232,17 +234,34 @@ def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs
                        "w1": params[2], "b1": params[3]})
 
 
+# One calibration reading per row; the frame is `k` of the chunk drawn from `seed`.
+CALIB_COLUMNS = ("evidence", "right", "ink_visible", "posterior", "seed", "k", "truth", "read")
+
+
+def _calib_frames(seed: int, n: int):
+    """(k, number, scene, frame) of the calibration chunk drawn from seed."""
+    rng = np.random.default_rng(seed)
+    for k in range(n):
+        number = int(rng.integers(1, 76))
+        scene = random_scene(number, rng)
+        yield k, number, scene, render(scene, rng)
+
+
+def calibration_frame(where: str) -> tuple[int, np.ndarray]:
+    """(number, frame) of calibration frame SEED:K, as `worst_wrong` names it."""
+    seed, k = (int(v) for v in where.split(":"))
+    for _k, number, _scene, frame in _calib_frames(seed, k + 1):
+        pass
+    return number, frame
+
+
 def _calib_chunk(args):
     seed, n, weights = args
     cv2.setNumThreads(1)
     from .reader import BallReader, Calibration, best_reading
     reader = BallReader(weights=weights, calibration=Calibration())
-    rng = np.random.default_rng(seed)
     rows = []
-    for _ in range(n):
-        number = int(rng.integers(1, 76))
-        scene = random_scene(number, rng)
-        frame = render(scene, rng)
+    for k, number, scene, frame in _calib_frames(seed, n):
         raw = reader.raw(frame)
         if isinstance(raw, str) or not raw[1]:
             continue
@@ -250,8 +269,19 @@ def _calib_chunk(args):
         if best is None:
             continue
         i, ev = best[3], best[4]
-        rows.append((ev, float(i + 1 == number), scene.ink_visible, float(best[0][i])))
-    return np.asarray(rows).reshape(-1, 4)
+        rows.append((ev, float(i + 1 == number), scene.ink_visible, float(best[0][i]), seed, k, number, i + 1))
+    return np.asarray(rows).reshape(-1, len(CALIB_COLUMNS))
+
+
+def worst_wrong(rows: np.ndarray, n: int = 8) -> list[str]:
+    """The n wrong calibration readings with the most evidence, highest first: the
+    first sets the accept level, and the rest show how far below it the tail goes."""
+    wrong = rows[rows[:, 1] == 0]
+    out = []
+    for ev, _right, ink, post, seed, k, truth, read in wrong[np.argsort(-wrong[:, 0], kind="stable")][:n]:
+        out.append(f"  {ball_name(int(truth))} read {ball_name(int(read))}: evidence {ev:.4f}, posterior "
+                   f"{post:.3f}, ink visible {ink:.2f}, frame {int(seed)}:{int(k)}")
+    return out
 
 
 def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray, np.ndarray, float]:
@@ -319,7 +349,14 @@ def main(argv=None) -> None:
     ap.add_argument("--calib-only", action="store_true", help="keep the glyph weights, only recalibrate")
     ap.add_argument("--out", type=Path, default=WEIGHTS.parent,
                     help="where to write glyphs.npz and calibration.npz (default: the package's data)")
+    ap.add_argument("--show", metavar="SEED:K", help="write calibration frame SEED:K (as the run lists it) to a PNG")
     args = ap.parse_args(argv)
+    if args.show:
+        number, frame = calibration_frame(args.show)
+        name = f"calib-{args.show.replace(':', '-')}.png"
+        cv2.imwrite(name, frame)
+        print(f"{name}: {ball_name(number)}")
+        return
     if os.environ.get("BALLREADER_TRAIN_PINNED") != "1":
         # The libraries read these when loaded (glibc at process start): start over with them.
         os.execve(sys.executable, [sys.executable, "-m", "vision.train", *(sys.argv[1:] if argv is None else argv)],
@@ -375,6 +412,7 @@ def calibrate(args, t0: float) -> None:
           f">= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most {ceiling:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
           f"{time.time() - t0:.0f}s total", flush=True)
+    print("worst wrong readings:", *worst_wrong(rows), sep="\n", flush=True)
 
 
 if __name__ == "__main__":
