@@ -80,3 +80,12 @@ def test_a_listed_calibration_frame_can_be_drawn_again():
     number, frame = calibration_frame("507925:32")
     # The B3 whose lower half the lip hides (docs/vision.md, 5 December, noon).
     assert number == 3 and frame.shape == (480, 640, 3)
+
+
+@pytest.mark.parametrize("where", ["12", "5:-1", "a:b"])
+def test_show_refuses_what_is_not_a_calibration_frame(where, capsys):
+    from vision.train import main
+    with pytest.raises(SystemExit) as e:
+        main(["--show", where])
+    assert e.value.code == 2
+    assert "--show takes SEED:K" in capsys.readouterr().err

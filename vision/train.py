@@ -250,6 +250,8 @@ def _calib_frames(seed: int, n: int):
 def calibration_frame(where: str) -> tuple[int, np.ndarray]:
     """(number, frame) of calibration frame SEED:K, as `worst_wrong` names it."""
     seed, k = (int(v) for v in where.split(":"))
+    if seed < 0 or k < 0:
+        raise ValueError(f"no calibration frame {where}")
     for _k, number, _scene, frame in _calib_frames(seed, k + 1):
         pass
     return number, frame
@@ -352,7 +354,10 @@ def main(argv=None) -> None:
     ap.add_argument("--show", metavar="SEED:K", help="write calibration frame SEED:K (as the run lists it) to a PNG")
     args = ap.parse_args(argv)
     if args.show:
-        number, frame = calibration_frame(args.show)
+        try:
+            number, frame = calibration_frame(args.show)
+        except ValueError:
+            ap.error(f"--show takes SEED:K as a calibration run lists it, e.g. 507925:32, not {args.show!r}")
         name = f"calib-{args.show.replace(':', '-')}.png"
         cv2.imwrite(name, frame)
         print(f"{name}: {ball_name(number)}")
