@@ -1,7 +1,9 @@
 """The appliance on MQTT (paho-mqtt 2.x).
 
 On every (re)connect: retained `state` and `fault` first, then `availability: online`, then
-the calls still waiting in the record's outbox, in seq order. A call is marked published only
+the calls still waiting in the record's outbox, in seq order. Each retained topic has one
+message in flight at a time and sends its newest value once that one is acknowledged
+(`LatestRetained`), so an older state held by paho over a reconnect never stays retained. A call is marked published only
 when the broker acknowledges it (QoS 1 PUBACK), so a call made while the broker is away, or
 before a power cut, goes out later with its original seq. `availability: offline` is the Last
 Will and is also sent on a clean stop.
@@ -27,6 +29,49 @@ def dumps(payload: dict[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"))
 
 
+class LatestRetained:
+    """A retained QoS 1 topic whose newest value is the one the broker keeps.
+
+    paho holds unacknowledged QoS 1 messages over a reconnect and resends them after
+    on_connect, and a message published while its window of 20 has room goes out ahead of
+    older ones queued behind that window: handing paho every change could leave an older
+    value retained. So one message is in flight at a time; changes meanwhile only mark the
+    topic, and `send()` (called again on every acknowledgement poll) publishes the value of
+    that moment. Nothing is handed over while the link is down: on_connect sends afresh.
+    """
+
+    def __init__(self, client: mqtt.Client, topic: str, value: Callable[[], str],
+                 only_changes: bool = False) -> None:
+        self.client, self.topic, self.value, self.only_changes = client, topic, value, only_changes
+        self._lock = threading.Lock()
+        self._in_flight: mqtt.MQTTMessageInfo | None = None
+        self._due = False
+        self._last: str | None = None  # the value last handed over
+
+    def changed(self, force: bool = False) -> None:
+        with self._lock:
+            self._due = True
+            if force:
+                self._last = None
+            self._send()
+
+    def send(self) -> None:
+        with self._lock:
+            self._send()
+
+    def _send(self) -> None:
+        if not self._due or not self.client.is_connected():
+            return
+        if self._in_flight is not None and not self._in_flight.is_published():
+            return
+        self._due = False
+        value = self.value()
+        if self.only_changes and value == self._last:
+            return
+        self._last = value
+        self._in_flight = self.client.publish(self.topic, value, qos=1, retain=True)
+
+
 class MqttLink:
     def __init__(self, cfg: MqttConfig, device_id: str, record: Record,
                  state: Callable[[], dict[str, Any]],
@@ -42,7 +87,6 @@ class MqttLink:
         self._pending: list[tuple[int, mqtt.MQTTMessageInfo]] = []  # handed to paho, not yet acknowledged
         self._handed: set[int] = set()  # seqs given to paho in this process (paho resends its own)
         self._stopping = threading.Event()
-        self._last_faults: str | None = None
         self._requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mqtt-request")
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"ballreader-{device_id}",
@@ -56,6 +100,9 @@ class MqttLink:
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         self.client = client
+        self._retained = [LatestRetained(client, self.topic("state"), lambda: dumps(self._state())),
+                          LatestRetained(client, self.topic("fault"), lambda: dumps(self._faults()),
+                                         only_changes=True)]
 
     def topic(self, name: str) -> str:
         return f"{self.base}/{name}"
@@ -122,6 +169,8 @@ class MqttLink:
         lock, and taking ours there deadlocks against a thread that is publishing.
         """
         while not self._stopping.wait(0.02):
+            for retained in self._retained:
+                retained.send()
             with self._flush_lock:
                 done = [(seq, info) for seq, info in self._pending if info.is_published()]
                 self._pending = [p for p in self._pending if not p[1].is_published()]
@@ -151,11 +200,8 @@ class MqttLink:
     # -- publishing ------------------------------------------------------------------------
     def publish_state(self, force: bool = False) -> None:
         """Retained state; the retained fault list too, when it changed (or on connect)."""
-        self.client.publish(self.topic("state"), dumps(self._state()), qos=1, retain=True)
-        faults = dumps(self._faults())
-        if force or faults != self._last_faults:
-            self._last_faults = faults
-            self.client.publish(self.topic("fault"), faults, qos=1, retain=True)
+        for retained in self._retained:
+            retained.changed(force)
 
     def publish(self, name: str, payload: dict[str, Any], qos: int = 0, retain: bool = False) -> None:
         self.client.publish(self.topic(name), dumps(payload), qos=qos, retain=retain)
