@@ -59,6 +59,11 @@ class LatestRetained:
         with self._lock:
             self._send()
 
+    def settled(self) -> bool:
+        """True when the broker has acknowledged the newest value handed over and no change waits."""
+        with self._lock:
+            return not self._due and (self._in_flight is None or self._in_flight.is_published())
+
     def _send(self) -> None:
         if not self._due or not self.client.is_connected():
             return
@@ -115,7 +120,8 @@ class MqttLink:
         threading.Thread(target=self._watch_acks, name="mqtt-acks", daemon=True).start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Clean stop: wait briefly for outstanding calls, then say offline and disconnect."""
+        """Clean stop: wait briefly for outstanding calls and the newest state, then say
+        offline and disconnect."""
         self._requests.shutdown(wait=True, cancel_futures=False)
         self.wait_published(timeout)  # the broker may come back meanwhile; what is left stays on disk
         if self.connected.is_set():
@@ -129,13 +135,14 @@ class MqttLink:
         self._stopping.set()
 
     def wait_published(self, timeout: float) -> bool:
-        """True once every call in the record has been acknowledged by the broker."""
+        """True once every call in the record, and the newest retained state and fault list,
+        have been acknowledged by the broker."""
         done = threading.Event()
         deadline = threading.Timer(timeout, done.set)
         deadline.start()
         try:
             while not done.is_set():
-                if not self.record.unpublished():
+                if not self.record.unpublished() and all(r.settled() for r in self._retained):
                     return True
                 done.wait(0.05)
             return False

@@ -35,6 +35,10 @@ class CuttableProxy:
             conns, self._conns = self._conns, []
         for c in conns:
             try:
+                c.shutdown(socket.SHUT_RDWR)  # wakes the pump blocked in recv; close() alone may not
+            except OSError:
+                pass
+            try:
                 c.close()
             except OSError:
                 pass

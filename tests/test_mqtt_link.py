@@ -3,6 +3,7 @@ broker keeps is the newest one, whatever paho still held when the link went down
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -82,3 +83,14 @@ def test_state_changed_while_offline_is_published_on_reconnect(mosquitto, cut_li
     link.publish_state()
     assert link.connected.wait(10)
     assert settle(mosquitto, counter)["n"] == counter.n == 1
+
+
+def test_a_clean_stop_waits_for_the_newest_state(mosquitto, cut_link):
+    proxy, link, counter = cut_link
+    proxy.cut()
+    for _ in range(2):  # the first goes into the dead link, the second waits for its acknowledgement
+        counter.change()
+        link.publish_state()
+    threading.Timer(0.5, proxy.restore).start()  # the link comes back while the appliance stops
+    link.stop(timeout=10)
+    assert retained_state(mosquitto)["n"] == counter.n == 2
