@@ -14,7 +14,7 @@ import numpy as np
 
 from .balls import LETTERS, letter_for
 from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
-from .glyphs import Layout, features, grown_glyphs, parse, up_guesses, upright_mask
+from .glyphs import Layout, features, grown_glyphs, parse, up_guesses
 from .print_find import FAINT, Print
 
 _NUMS = np.arange(1, 76)
@@ -186,31 +186,6 @@ def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (F
     loops = np.maximum(loop_factors(holes, open_loops), loop_factors(list(guess.layout.holes) * len(levels), open_loops))
     probs = model.proba(features(images, aspects)) * loops
     return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
-
-
-# Share of the region where an 8's left half would be that a highlight must cover before
-# a 3 there may be an 8 (fresh renderer frames read wrong this way: 0.25-0.73).
-HIDDEN_EIGHT = 0.15
-
-
-def eight_under_highlight(number: int, guess: Guess) -> bool:
-    """Does a highlight cover the left half of a 3 of this number? A saturated highlight
-    over an 8's left half leaves a clean 3 (G58 read as G53), and no faint ink is left
-    to grow back, so the 3 may as well be an 8."""
-    digits = str(number)
-    lay = guess.layout
-    if "3" not in digits or len(lay.digits) != len(digits):
-        return False
-    spots = guess.print_.highlights()
-    if not spots.any():
-        return False
-    spots = upright_mask(spots, lay.angle_deg)
-    for digit, (x, y, w, h) in zip(digits, lay.boxes[-len(digits):]):
-        # The 3's left half and a little beyond, without its top and bottom sixth.
-        region = spots[y + h // 6:y + h - h // 6, max(0, x - round(0.2 * w)):x + w // 2]
-        if digit == "3" and region.size and float(region.mean()) >= HIDDEN_EIGHT:
-            return True
-    return False
 
 
 def combine(guesses: list[Guess]) -> tuple[np.ndarray, list[Guess | None]]:

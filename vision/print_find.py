@@ -4,23 +4,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from .glyphs import ink_centre
 from .ink import ink_maps, ink_mask, rough_print_centre
 from .locate import Circle
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
-from .stats import median, percentile
+from .stats import percentile
 
 FAINT = 0.4      # faint ink, as a share of the mask's weakest ink (Print.faint)
-# A highlight: connected pixels whose darkest channel stands this far above the paper's
-# 90th percentile (held to 240-250), on paper whose median is under PAPER_NEAR_WHITE, not
-# touching the patch's edge (the white ball around a coloured disc) and at most
-# HIGHLIGHT_AREA of the patch.
-HIGHLIGHT_ABOVE_PAPER = 10
-PAPER_NEAR_WHITE = 230
-HIGHLIGHT_AREA = 0.08
 
 
 @dataclass
@@ -35,30 +27,6 @@ class Print:
         """Ink at least `level` times as strong as the mask's weakest tenth:
         a highlight lightens ink below the mask's threshold."""
         return self.relative > level
-
-    def highlights(self) -> np.ndarray:
-        """Bool patch map of saturated highlight spots (highlight_spots)."""
-        return highlight_spots(self.flat, self.mask)
-
-
-def highlight_spots(flat: Flat, ink: np.ndarray) -> np.ndarray:
-    """Saturated spots clearly brighter than the paper: whatever ink lies under one
-    is lost, not only lightened (the faint-ink checks cannot grow it back)."""
-    lo = flat.image.min(axis=2)
-    paper = flat.valid & ~ink
-    out = np.zeros(lo.shape, bool)
-    if not paper.any() or float(median(lo[paper])) > PAPER_NEAR_WHITE:
-        return out     # paper this bright: a highlight cannot be told from it
-    level = min(max(float(percentile(lo[paper], 90)) + HIGHLIGHT_ABOVE_PAPER, 240.0), 250.0)
-    sat = (flat.valid & (lo >= level)).astype(np.uint8)
-    n, labels, stats, _c = cv2.connectedComponentsWithStats(sat, connectivity=8)
-    keep = np.zeros(n, bool)
-    h, w = lo.shape
-    for i in range(1, n):
-        x, y, bw, bh, area = (int(v) for v in stats[i])
-        keep[i] = (4 <= area <= HIGHLIGHT_AREA * lo.size and x > 0 and y > 0
-                   and x + bw < w and y + bh < h)
-    return keep[labels]
 
 
 class PrintFinder:

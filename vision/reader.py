@@ -19,8 +19,7 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model
 from .colour import column_probabilities
-from .decode import (LETTER_UNSEEN, TRUNCATED, Guess, column_vector, combine, eight_under_highlight, grown_scores,
-                     layouts, score_guesses)
+from .decode import LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import FAINT, PrintFinder
@@ -155,8 +154,7 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
     """(posterior, glyph scores, guess per number, best index, evidence) or None.
     With the glyph model, a best number that another number beats once its
     glyphs' faint ink is added back (FAINT_CHECKS) keeps only the score it has
-    then; up to three best numbers are checked. A best number whose 3 a highlight may
-    hide an 8's half in (decode.eight_under_highlight) counts as truncated."""
+    then; up to three best numbers are checked."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
@@ -176,13 +174,6 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
         if grown is not None:
             glyph = glyph.copy()
             glyph[i] = min(glyph[i], grown)
-    if who[i] is not None and eight_under_highlight(i + 1, who[i]):
-        glyph = glyph.copy()
-        glyph[i] *= TRUNCATED
-        joint = glyph * colour
-        if joint.sum() <= 0:
-            return None
-        post = joint / joint.sum()
     return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
 
 
