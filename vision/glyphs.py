@@ -64,11 +64,10 @@ class _Blob:
 
 def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[_Blob]]:
     n, labels, stats, cents = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    out = []
-    for i, ((x, y, w, h, a), (cx, cy)) in enumerate(zip(stats.tolist(), cents.tolist())):
-        if i and a >= MIN_AREA:
-            out.append(_Blob(i, x, y, w, h, a, cx, cy))
-    return labels, out
+    # Specks are most components: leave them out before making blobs of the rest.
+    big = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= MIN_AREA) + 1
+    return labels, [_Blob(int(i), x, y, w, h, a, cx, cy)
+                    for i, (x, y, w, h, a), (cx, cy) in zip(big, stats[big].tolist(), cents[big].tolist())]
 
 
 def compact(blobs: list[_Blob]) -> list[_Blob]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .locate import above_lip
 from .sphere import Flat, pixel_normals
-from .stats import median, percentile
+from .stats import percentile
 
 _K7 = cv2.getStructuringElement(cv2.MORPH_RECT, (7, 7))     # square kernels: separable, fast
 _K13 = cv2.getStructuringElement(cv2.MORPH_RECT, (13, 13))   # wider than a stroke at 0.82 deg/px
@@ -54,22 +54,33 @@ def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
     return c / norm if norm > 0 else None
 
 
-def ink_maps(flat: Flat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(dark ink, light ink, paper brightness) float32 maps of a flattened print."""
+def _median_u8(channel: np.ndarray, mask: np.ndarray, n: int) -> float:
+    """np.median of the n uint8 values of channel where mask is set, from their histogram."""
+    counts = np.cumsum(cv2.calcHist([channel], [0], mask, [256], [0, 256]).ravel())
+    return (int(np.searchsorted(counts, (n - 1) // 2 + 1)) + int(np.searchsorted(counts, n // 2 + 1))) / 2
+
+
+def paper_filled(flat: Flat) -> np.ndarray:
+    """The flattened print with what the frame does not show filled with the
+    paper's median colour, so the lip and the far side make no ink."""
     img = flat.image
-    if not flat.valid.all():
-        # Fill what the frame does not show with the paper's median colour,
-        # so the lip and the far side make no ink.
-        seen = img[flat.valid]
-        fill = np.array([median(seen[:, c]) for c in range(3)]) if len(seen) else np.zeros(3)
-        img = img.copy()
-        img[~flat.valid] = fill.astype(np.uint8)
-    close = cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K13)
-    open_ = cv2.morphologyEx(img, cv2.MORPH_OPEN, _K13)
-    dark = _max_channel(cv2.subtract(close, img)).astype(np.float32)
-    light = _max_channel(cv2.subtract(img, open_)).astype(np.float32)
-    paper = _max_channel(close).astype(np.float32)
-    return dark, light, paper
+    if flat.valid.all():
+        return img
+    seen = flat.valid.view(np.uint8)
+    n = int(np.count_nonzero(seen))
+    fill = [_median_u8(ch, seen, n) for ch in cv2.split(img)] if n else [0.0] * 3
+    out = np.empty_like(img)
+    out[:] = np.array(fill).astype(np.uint8)
+    cv2.copyTo(img, seen, out)
+    return out
+
+
+def ink_map(img: np.ndarray, polarity: str) -> np.ndarray:
+    """Float32 strength of "dark" ink on light paper or "light" ink on dark, from
+    a paper_filled image. Only the one asked for is made: each costs a morphology."""
+    if polarity == "dark":
+        return _max_channel(cv2.subtract(cv2.morphologyEx(img, cv2.MORPH_CLOSE, _K13), img)).astype(np.float32)
+    return _max_channel(cv2.subtract(img, cv2.morphologyEx(img, cv2.MORPH_OPEN, _K13))).astype(np.float32)
 
 
 def ink_mask(strength: np.ndarray, valid: np.ndarray) -> np.ndarray:

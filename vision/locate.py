@@ -19,6 +19,7 @@ SCALE = 4
 _RAYS = 72
 _ANG = np.linspace(0, 2 * np.pi, _RAYS, endpoint=False)
 _COS, _SIN = np.cos(_ANG).astype(np.float32), np.sin(_ANG).astype(np.float32)
+_KS = np.linspace(0.8, 1.2, 41, dtype=np.float32)        # samples along each ray, in radii
 
 
 @dataclass
@@ -119,9 +120,8 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
     h, w = vf.shape
     support = 0.0
     for _ in range(iterations):
-        ks = np.linspace(0.8, 1.2, 41, dtype=np.float32)
-        px = x + r * _COS[:, None] * ks[None, :]
-        py = y + r * _SIN[:, None] * ks[None, :]
+        px = x + r * _COS[:, None] * _KS[None, :]
+        py = y + r * _SIN[:, None] * _KS[None, :]
         prof = cv2.remap(vf, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         outside = (px < 0) | (px > w - 1) | (py < 0) | (py > h - 1)
         d = prof[:, :-4] - prof[:, 4:]            # drop over 4 samples, positive = bright inside
@@ -132,7 +132,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
         strong = step > max(20.0, 0.45 * float(percentile(step, 75)))
         if strong.sum() < 12:
             return None
-        k = ks[j + 2]
+        k = _KS[j + 2]
         ex = x + r * _COS * k
         ey = y + r * _SIN * k
         ex, ey = ex[strong], ey[strong]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .glyphs import ink_centre
-from .ink import ink_maps, ink_mask, rough_print_centre
+from .ink import ink_map, ink_mask, paper_filled, rough_print_centre
 from .locate import Circle
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
 from .stats import percentile
@@ -45,10 +45,9 @@ class PrintFinder:
         frame, circle, lip = self.frame, self.circle, self.ball.lip
         if self._first is None:
             flat = flatten(frame, circle, self._c0, lip)
-            self._first = (flat, ink_maps(flat))
-        k = 0 if polarity == "dark" else 1
-        flat, maps = self._first
-        s = maps[k]
+            self._first = (flat, paper_filled(flat))
+        flat, filled = self._first
+        s = ink_map(filled, polarity)
         m = ink_mask(s, flat.valid)
         for _ in range(self.recentre):
             c = ink_centre(m)
@@ -56,7 +55,7 @@ class PrintFinder:
             if c is None or math.hypot(c[0] - (PATCH / 2 - 0.5), c[1] - (PATCH / 2 - 0.5)) < 1.5:
                 break
             flat = flatten(frame, circle, patch_to_sphere(flat, *c), lip)
-            s = ink_maps(flat)[k]
+            s = ink_map(paper_filled(flat), polarity)
             m = ink_mask(s, flat.valid)
         if not m.any():
             return None
