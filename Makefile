@@ -9,7 +9,7 @@ APT_PACKAGES := mosquitto mosquitto-clients sqlite3 chromium fonts-dejavu-core f
 DEMO_PORT ?= 1883
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps venv test demo bench-vision bench-wrong bench-calls train-vision check-train-vision bench-footprint bench-sim install uninstall clean
+.PHONY: setup system-deps venv test demo bench-vision bench-wrong bench-calls bench-speed train-vision check-train-vision bench-footprint bench-sim install uninstall clean
 
 setup: system-deps venv
 
@@ -45,6 +45,12 @@ bench-vision: setup
 bench-wrong: setup
 	$(PY) -m vision.bench_wrong --frames 6000 --fonts train
 	$(PY) -m vision.bench_wrong --frames 3000 --seed 950000 --fonts unseen
+
+# The working tree's reader against revision BASE, frame by frame in one process
+# (this VM's speed drifts too much between runs to compare two bench-vision medians).
+BASE ?= HEAD
+bench-speed: setup
+	$(PY) -m vision.bench_speed --base $(BASE)
 
 # Calls as the appliance makes them (five frames fused), one lamp and two glare lamps.
 bench-calls: setup
