@@ -6,8 +6,8 @@ from vision.reader import BallReader
 
 
 def test_the_base_revision_is_its_own_package_and_both_readers_take_turns(capsys):
-    bench_speed.main(["--base", "HEAD", "--render", "3", "--dev", "2", "--rounds", "1"])
+    bench_speed.main(["--base", "HEAD", "--render", "4", "--dev", "0", "--rounds", "1"])
     out = capsys.readouterr().out
     base = sys.modules["vision_base.reader"].BallReader
     assert base is not BallReader and base.__module__ == "vision_base.reader"
-    assert "5 frames x 1 rounds" in out and "readings (ball, confidence, reason) that differ:" in out
+    assert "4 frames x 1 rounds" in out and "readings (ball, confidence, reason) that differ:" in out

@@ -51,13 +51,14 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="the working tree's reader against another revision's, frame by frame")
     ap.add_argument("--base", default="HEAD", help="git revision to compare with (default HEAD)")
     ap.add_argument("--render", type=int, default=200, help="renderer frames (training fonts)")
-    ap.add_argument("--dev", type=int, default=100, help="dev set frames")
+    ap.add_argument("--dev", type=int, default=100, help="dev set frames (0: none; the set lies outside the repository)")
     ap.add_argument("--seed", type=int, default=7777)
     ap.add_argument("--rounds", type=int, default=2, help="passes over the frames")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     from .reader import BallReader
-    frames = [f for *_, f in renderer_frames(args.render, args.seed)] + [f for *_, f in dev_frames(args.dev)]
+    frames = [f for *_, f in renderer_frames(args.render, args.seed)]
+    frames += [f for *_, f in dev_frames(args.dev)] if args.dev else []
     with tempfile.TemporaryDirectory() as tmp:
         base, new = base_reader_class(args.base, Path(tmp))(), BallReader()
         for f in frames[:10]:                  # warm both up
