@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 import cv2
@@ -33,12 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def base_reader_class(rev: str, scratch: Path):
-    """BallReader of `rev`'s vision/ package, imported as vision_base from scratch."""
+    """BallReader of `rev`'s vision/ package, imported as vision_base from scratch
+    (the caller takes scratch off sys.path when done)."""
     tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "vision"],
                          capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(scratch, filter="data")
     (scratch / "vision").rename(scratch / "vision_base")
+    for name in [m for m in sys.modules if m == "vision_base" or m.startswith("vision_base.")]:
+        del sys.modules[name]           # an earlier call's revision
     sys.path.insert(0, str(scratch))
     return importlib.import_module("vision_base.reader").BallReader
 
@@ -60,22 +62,22 @@ def main(argv=None) -> None:
     frames = [f for *_, f in renderer_frames(args.render, args.seed)]
     frames += [f for *_, f in dev_frames(args.dev)] if args.dev else []
     with tempfile.TemporaryDirectory() as tmp:
-        base, new = base_reader_class(args.base, Path(tmp))(), BallReader()
-        for f in frames[:10]:                  # warm both up
-            base.read(f), new.read(f)
-        t_base, t_new, differ = [], [], 0
-        for rnd in range(args.rounds):
-            for k, f in enumerate(frames):
-                pair = (base, new) if (k + rnd) % 2 else (new, base)
-                times = {}
-                for reader in pair:
-                    t0 = time.perf_counter()
-                    r = reader.read(f)
-                    times[reader] = (time.perf_counter() - t0) * 1000, outcome(r)
-                t_base.append(times[base][0])
-                t_new.append(times[new][0])
-                differ += rnd == 0 and times[base][1] != times[new][1]
-        sys.path.remove(tmp)
+        try:
+            base, new = base_reader_class(args.base, Path(tmp))(), BallReader()
+            for f in frames[:10]:                  # warm both up
+                base.read(f), new.read(f)
+            t_base, t_new, differ = [], [], 0
+            for rnd in range(args.rounds):
+                for k, f in enumerate(frames):
+                    first, second = (base, new) if (k + rnd) % 2 else (new, base)
+                    readings = {first: first.read(f), second: second.read(f)}
+                    t_base.append(readings[base].ms)
+                    t_new.append(readings[new].ms)
+                    if rnd == 0 and outcome(readings[base]) != outcome(readings[new]):
+                        differ += 1
+        finally:
+            if tmp in sys.path:
+                sys.path.remove(tmp)
     tb, tn = np.array(t_base), np.array(t_new)
     print(f"{len(frames)} frames x {args.rounds} rounds: {args.base} median {np.median(tb):.2f} ms, "
           f"working tree median {np.median(tn):.2f} ms")
