@@ -14,7 +14,7 @@ import numpy as np
 
 from .balls import LETTERS, letter_for
 from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
-from .glyphs import Layout, features, grown_glyphs, parse, up_guesses
+from .glyphs import Layout, features, grown_glyphs, parse, up_guesses, upright_mask
 from .print_find import FAINT, Print
 
 _NUMS = np.arange(1, 76)
@@ -112,6 +112,7 @@ class Guess:
     print_: Print
     layout: Layout
     scores: np.ndarray          # (75,) score of numbers 1..75 under this guess
+    probs: np.ndarray           # class probabilities of its glyphs (letter first), loops counted
 
 
 def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layout]]:
@@ -139,7 +140,7 @@ def score_guesses(pairs: list[tuple[Print, Layout]], model: GlyphModel) -> list[
     k = 0
     for p, lay in pairs:
         n = len(lay.digits) + (lay.letter is not None)
-        out.append(Guess(p, lay, _layout_scores(lay, probs[k:k + n])))
+        out.append(Guess(p, lay, _layout_scores(lay, probs[k:k + n]), probs[k:k + n]))
         k += n
     return out
 
@@ -186,6 +187,46 @@ def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (F
     loops = np.maximum(loop_factors(holes, open_loops), loop_factors(list(guess.layout.holes) * len(levels), open_loops))
     probs = model.proba(features(images, aspects)) * loops
     return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
+
+
+# Share of the rows where an 8's upper-left and lower-left strokes would cross that a
+# highlight must reach in each half before a 3 there may be an 8.
+HIDDEN_ROWS = 0.8
+_THREE, _EIGHT = CLASSES.index("3"), CLASSES.index("8")
+
+
+def _eight_hidden(spots: np.ndarray, box) -> bool:
+    """Does a highlight hide where an 8's left strokes would be beside this 3? Each
+    of its upper and lower halves (the 3's left part and a little beyond, without
+    its top and bottom sixth) must have a highlight in nearly every row: a row
+    of plain paper there shows that no stroke crosses it."""
+    x, y, w, h = box
+    x0, x1 = max(0, x - round(0.2 * w)), x + round(0.45 * w)
+    return all(spots[r0:r1, x0:x1].any(axis=1).mean() >= HIDDEN_ROWS
+               for r0, r1 in ((y + h // 6, y + h // 2), (y + h // 2, y + h - h // 6)))
+
+
+def scores_with_hidden_eights(number: int, guess: Guess) -> np.ndarray | None:
+    """(75,) scores under the guess with each 3 of number whose 8-half a saturated
+    highlight hides as likely an 8 as a 3 (a G58 under a highlight shows a clean
+    G53, and no faint ink is left to grow back); None when no 3 is hidden. The
+    8's number counts only as far as the letter and the colour allow it: a
+    hidden 8 makes neither N80 nor, under a clear N, N48."""
+    digits, lay = str(number), guess.layout
+    if "3" not in digits or len(lay.digits) != len(digits):
+        return None
+    spots = guess.print_.highlights()
+    if not spots.any():
+        return None
+    spots = upright_mask(spots, lay.angle_deg)
+    probs = guess.probs.copy()
+    first = len(lay.boxes) - len(digits)
+    hidden = False
+    for k, (digit, box) in enumerate(zip(digits, lay.boxes[first:])):
+        if digit == "3" and _eight_hidden(spots, box):
+            probs[first + k, _EIGHT] = max(probs[first + k, _EIGHT], probs[first + k, _THREE])
+            hidden = True
+    return _layout_scores(lay, probs) if hidden else None
 
 
 def combine(guesses: list[Guess]) -> tuple[np.ndarray, list[Guess | None]]:

@@ -205,6 +205,11 @@ def _rotation(angle_deg: float) -> np.ndarray:
     return cv2.getRotationMatrix2D((PATCH / 2 - 0.5, PATCH / 2 - 0.5), angle_deg, 1.0)
 
 
+def upright_mask(mask: np.ndarray, angle_deg: float) -> np.ndarray:
+    """A bool patch map turned like a layout of that angle (Layout.angle_deg)."""
+    return _turned_mask(mask, _rotation(angle_deg))
+
+
 def _turned_mask(mask: np.ndarray, m_rot: np.ndarray) -> np.ndarray:
     """A bool patch map turned like the print (outside the patch: False)."""
     return cv2.warpAffine(mask.astype(np.uint8), m_rot, (PATCH, PATCH), flags=cv2.INTER_NEAREST) > 0

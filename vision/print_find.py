@@ -4,15 +4,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from .glyphs import ink_centre
 from .ink import ink_map, ink_mask, paper_filled, rough_print_centre
 from .locate import Circle
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
-from .stats import percentile
+from .stats import median, percentile
 
 FAINT = 0.4      # faint ink, as a share of the mask's weakest ink (Print.faint)
+# A highlight (Print.highlights): connected pixels whose darkest channel stands this far
+# above the paper's 90th percentile (held to 240-250), on paper whose median is under
+# PAPER_NEAR_WHITE (on whiter paper a highlight cannot be told from the paper), not
+# touching the patch's edge (the white ball around a coloured disc), at most
+# HIGHLIGHT_AREA of the patch.
+HIGHLIGHT_ABOVE_PAPER = 10
+PAPER_NEAR_WHITE = 230
+HIGHLIGHT_AREA = 0.08
 
 
 @dataclass
@@ -27,6 +36,23 @@ class Print:
         """Ink at least `level` times as strong as the mask's weakest tenth:
         a highlight lightens ink below the mask's threshold."""
         return self.relative > level
+
+    def highlights(self) -> np.ndarray:
+        """Bool patch map of saturated highlight spots: whatever ink lies under one
+        is lost, not only lightened, so the faint-ink checks cannot grow it back."""
+        flat = self.flat
+        lo = flat.image.min(axis=2)
+        paper = flat.valid & ~self.mask
+        if not paper.any() or float(median(lo[paper])) > PAPER_NEAR_WHITE:
+            return np.zeros(lo.shape, bool)
+        level = min(max(float(percentile(lo[paper], 90)) + HIGHLIGHT_ABOVE_PAPER, 240.0), 250.0)
+        n, labels, stats, _c = cv2.connectedComponentsWithStats((flat.valid & (lo >= level)).view(np.uint8),
+                                                                connectivity=8)
+        x, y, w, h, area = (stats[:, k] for k in range(5))
+        keep = ((area >= 4) & (area <= HIGHLIGHT_AREA * lo.size) & (x > 0) & (y > 0)
+                & (x + w < lo.shape[1]) & (y + h < lo.shape[0]))
+        keep[0] = False
+        return keep[labels]
 
 
 class PrintFinder:

@@ -19,7 +19,8 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model
 from .colour import column_probabilities
-from .decode import LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses
+from .decode import (LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses,
+                     scores_with_hidden_eights)
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import FAINT, PrintFinder
@@ -154,7 +155,9 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
     """(posterior, glyph scores, guess per number, best index, evidence) or None.
     With the glyph model, a best number that another number beats once its
     glyphs' faint ink is added back (FAINT_CHECKS) keeps only the score it has
-    then; up to three best numbers are checked."""
+    then; up to three best numbers are checked. Where a highlight may hide an 8
+    in a 3 of the best number (decode.scores_with_hidden_eights), the numbers
+    with that 8 share the posterior; the best number stays the one read."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
@@ -174,6 +177,11 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
         if grown is not None:
             glyph = glyph.copy()
             glyph[i] = min(glyph[i], grown)
+    hidden = scores_with_hidden_eights(i + 1, who[i]) if model is not None and who[i] is not None else None
+    if hidden is not None:
+        hidden[i] = 0.0           # the 3 itself keeps the score it was read with
+        joint = np.maximum(glyph, hidden) * colour
+        post = joint / joint.sum()
     return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
 
 
