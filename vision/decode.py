@@ -202,8 +202,8 @@ def _eight_hidden(spots: np.ndarray, box) -> bool:
     of plain paper there shows that no stroke crosses it."""
     x, y, w, h = box
     x0, x1 = max(0, x - round(0.2 * w)), x + round(0.45 * w)
-    return all(spots[r0:r1, x0:x1].any(axis=1).mean() >= HIDDEN_ROWS
-               for r0, r1 in ((y + h // 6, y + h // 2), (y + h // 2, y + h - h // 6)))
+    halves = (spots[r0:r1, x0:x1] for r0, r1 in ((y + h // 6, y + h // 2), (y + h // 2, y + h - h // 6)))
+    return all(half.size > 0 and half.any(axis=1).mean() >= HIDDEN_ROWS for half in halves)
 
 
 def scores_with_hidden_eights(number: int, guess: Guess) -> np.ndarray | None:
