@@ -55,6 +55,21 @@ def test_a_lone_digit_beside_a_hidden_place_is_weak_only_where_it_may_be_half_of
     assert list(hidden_neighbour_factor("lr")) == list(left)
 
 
+def test_a_digit_narrow_at_the_edge_weakens_every_number_but_those_with_a_1_there():
+    from vision.decode import SHORT_DIGIT, _layout_scores
+    from vision.glyphs import Layout
+    probs = np.array([_glyph(N=1.0), _glyph(_3=1.0), _glyph(_7=0.6, _1=0.2, _2=0.2)])
+    lay = Layout(0.0, np.zeros((20, 20), np.float32), [np.zeros((20, 20), np.float32)] * 2, 20.0, 35.0, False)
+    whole = _layout_scores(lay, probs)
+    lay.narrow_at_edge = 1
+    cut = _layout_scores(lay, probs)
+    assert cut[37 - 1] == pytest.approx(SHORT_DIGIT * whole[37 - 1])      # a 7 that narrow lost a side
+    assert cut[32 - 1] == pytest.approx(SHORT_DIGIT * whole[32 - 1])
+    assert cut[31 - 1] == whole[31 - 1] > 0                               # a 1 is that narrow
+    lay.narrow_at_edge = 0
+    assert _layout_scores(lay, probs)[37 - 1] == pytest.approx(SHORT_DIGIT * whole[37 - 1])  # the 3 lost a side
+
+
 def test_a_reading_is_not_named_when_other_numbers_hold_a_tenth_of_the_posterior():
     # Calibration is thin just above its accept level: a 3 read as a 5 once had
     # evidence 0.6 (confidence 0.9996) with only 0.63 of the posterior on it.

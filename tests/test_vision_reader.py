@@ -153,6 +153,16 @@ def test_a_digit_cut_short_is_not_read_as_another(reader, where, truth, wrong):
     _assert_not_read_as(reader, where, truth, wrong)
 
 
+# Fresh frames (unseen fonts) named wrong at 0.9996 by what the rim left of a digit:
+# the 4 of N34 squeezed to a fragment 0.70 of the 3's height, classified as a 1 (a
+# tenth of a pixel over the short-digit limit; touching the rim, it counts as cut
+# short), and the 2 of N32 cut to its hook and stroke, 0.67 of the 3's width, read
+# as a 7 (only a 1 is that narrow: glyphs.NARROW_AT_EDGE).
+@pytest.mark.parametrize("where, truth, wrong", [("2100001:56", "N34", "N31"), ("2300023:65", "N32", "N37")])
+def test_a_fragment_at_the_rim_is_not_read_as_a_digit(reader, where, truth, wrong):
+    _assert_not_read_as(reader, where, truth, wrong, fonts="unseen")
+
+
 # A highlight washed out the top of the 3 of I23 (a font family never trained on):
 # the hook left read as a 5, named I25 at 0.9996 before a digit shorter than its
 # row could grow its faint ink back above and below it (glyphs.grown_glyphs).

@@ -33,7 +33,9 @@ TRUNCATED = 0.02
 # A glyph touching the lip or the rim may have lost an edge: weaker evidence.
 CLIPPED = 0.75
 # A digit much shorter than its neighbour (Layout.short_digit) lost a part to
-# the lip, the rim or a highlight: a 9 without its tail reads as a 0.
+# the lip, the rim or a highlight: a 9 without its tail reads as a 0. The same
+# for a digit other than 1 much narrower than its neighbour at the rim
+# (Layout.narrow_at_edge): a 2 the rim cut down reads as a 7.
 SHORT_DIGIT = 0.5
 
 
@@ -166,6 +168,10 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
         s *= CLIPPED
     if lay.short_digit:
         s *= SHORT_DIGIT
+    if lay.narrow_at_edge >= 0 and len(pd) == 2:
+        # Only a 1 is that much narrower than its neighbour; any other digit there lost a side.
+        place = _TENS if lay.narrow_at_edge == 0 else _ONES
+        s[~_ONE_DIGIT & (place != 1)] *= SHORT_DIGIT
     return s
 
 

@@ -19,6 +19,8 @@ _PX = 1.0 / deg_per_px()      # patch pixels per degree of the sphere
 
 GLYPH = 20                     # glyph image side for the classifier
 SHORT = 0.7                    # digits of one number share a height (Layout.short_digit)
+SHORT_AT_EDGE = 0.85           # ... and a digit touching the unseen part needs less to count as cut
+NARROW_AT_EDGE = 0.7           # digits but the 1 share a width: a narrower one at the edge lost a side
 _CELL = 5
 _BINS = 9
 MIN_AREA = 10
@@ -41,7 +43,10 @@ class Layout:
     truncated: bool = False    # stray ink near the print
     clipped: bool = False      # a glyph touches what the frame does not show (lip, rim, patch edge)
     unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
-    short_digit: bool = False  # one digit under SHORT of the other's height: it lost a part
+    short_digit: bool = False  # one digit under SHORT of the other's height (SHORT_AT_EDGE where
+                               # it touches the unseen part): it lost a part
+    narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
+                               # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
 
     @property
@@ -311,17 +316,20 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     truncated = _stray_ink(all_blobs, used, boxes, tall, labels) or _touching_ink(other_ink, boxes, tall) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
-    clipped, unseen_beside = False, ""
+    clipped, unseen_beside, narrow_at_edge = False, "", -1
     if valid is not None and not truncated:
         v = _turned_mask(valid, m_rot)
         clipped = _touches_unseen(v, boxes, tall)
+        if clipped and len(dig) == 2:
+            short_at_edge, narrow_at_edge = _cut_at_edge(v, [b[2] for b in dig], tall)
+            short_digit = short_digit or short_at_edge
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
     if faint is not None and not truncated and len(dig) == 1:
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside, short_digit, letter_pieces)
+                  holes, truncated, clipped, unseen_beside, short_digit, narrow_at_edge, letter_pieces)
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
@@ -480,6 +488,19 @@ def _touches_unseen(visible: np.ndarray, boxes, tall: float) -> bool:
     """A glyph touches what the frame does not show: its edge may be cut off."""
     pad = int(round(0.08 * tall))
     return not all(_seen(visible, x - pad, y - pad, x + w + pad, y + h + pad) for x, y, w, h in boxes)
+
+
+def _cut_at_edge(visible: np.ndarray, digits, tall: float) -> tuple[bool, int]:
+    """Two digit boxes, one smaller than the other and touching what the frame does
+    not show: the rim or the lip took its missing part. (Under SHORT_AT_EDGE of the
+    other's height: a 4 squeezed into the rim left a "<" read as a 1; the index of a
+    digit under NARROW_AT_EDGE of the other's width, or -1: a 2 that lost a side
+    at the rim read as a 7.)"""
+    def cut(i: int, size: int, level: float) -> bool:
+        return digits[i][size] < level * digits[1 - i][size] and _touches_unseen(visible, [digits[i]], tall)
+    short = cut(0, 3, SHORT_AT_EDGE) or cut(1, 3, SHORT_AT_EDGE)
+    narrow = next((i for i in (0, 1) if cut(i, 2, NARROW_AT_EDGE)), -1)
+    return short, narrow
 
 
 def _unseen_beside(visible: np.ndarray, box, tall: float) -> str:
