@@ -163,6 +163,14 @@ def test_a_fragment_at_the_rim_is_not_read_as_a_digit(reader, where, truth, wron
     _assert_not_read_as(reader, where, truth, wrong, fonts="unseen")
 
 
+# A fresh frame (training fonts) named B1 at 0.9996: the 2 of B12 at the rim broke
+# into its hook and its base, which reached past the stray-ink window of a lone
+# digit; the window now takes in the digit's neighbour places (glyphs.LONE_REACH).
+def test_a_digit_broken_up_beside_a_lone_one_is_not_left_out(reader):
+    _assert_not_read_as(reader, "2500030:46", "B12", "B1")
+
+
+
 # A highlight washed out the top of the 3 of I23 (a font family never trained on):
 # the hook left read as a 5, named I25 at 0.9996 before a digit shorter than its
 # row could grow its faint ink back above and below it (glyphs.grown_glyphs).

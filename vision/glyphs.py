@@ -20,6 +20,7 @@ _PX = 1.0 / deg_per_px()      # patch pixels per degree of the sphere
 GLYPH = 20                     # glyph image side for the classifier
 SHORT = 0.7                    # digits of one number share a height (Layout.short_digit)
 SHORT_AT_EDGE = 0.85           # ... and a digit touching the unseen part needs less to count as cut
+LONE_REACH = 1.0               # a lone digit's neighbour place: a digit's width and a gap (x tall)
 NARROW_AT_EDGE = 0.7           # digits but the 1 share a width: a narrower one at the edge lost a side
 _CELL = 5
 _BINS = 9
@@ -313,7 +314,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     other[0] = False
     other[list(used)] = False
     other_ink = other[labels]
-    truncated = _stray_ink(all_blobs, used, boxes, tall, labels) or _touching_ink(other_ink, boxes, tall) or (
+    truncated = _stray_ink(all_blobs, used, boxes, tall, labels, len(dig) == 1) or _touching_ink(other_ink, boxes, tall) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
     clipped, unseen_beside, narrow_at_edge = False, "", -1
@@ -383,12 +384,16 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray
     return out
 
 
-def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float, labels: np.ndarray | None = None) -> bool:
+def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float, labels: np.ndarray | None = None,
+               lone: bool = False) -> bool:
     """True when glyph-sized ink near the print is not part of the layout: a
     broken-up digit left out of the row would let B12 read as B2. Long arcs
-    (the ring, the disc's edge) reach out of the window and do not count."""
-    x0 = min(b[0] for b in boxes) - 0.5 * tall
-    x1 = max(b[0] + b[2] for b in boxes) + 0.5 * tall
+    (the ring, the disc's edge) reach out of the window and do not count. Beside
+    a lone digit the window takes in its neighbour places (LONE_REACH): the
+    pieces of a 2 broken up at the rim let B12 read as B1."""
+    reach = (LONE_REACH if lone else 0.5) * tall
+    x0 = min(b[0] for b in boxes) - reach
+    x1 = max(b[0] + b[2] for b in boxes) + reach
     y0 = min(b[1] for b in boxes) - 0.2 * tall
     y1 = max(b[1] + b[3] for b in boxes) + 0.3 * tall
     near = [b for b in blobs if b.label not in used and max(b.w, b.h) <= 1.1 * tall
