@@ -107,42 +107,36 @@ def test_a_digit_the_lip_cut_short_marks_the_layout():
 def test_a_digit_somewhat_short_is_cut_only_where_it_touches_the_unseen_part():
     # At the rim a 4 squeezed to a fragment 0.70 of the 3's height read as a 1
     # (N34 -> N31): a little short in the open is a font; at the edge, a loss.
-    from vision.glyphs import parse
-    from vision.sphere import PATCH
-    img = np.zeros((PATCH, PATCH), np.uint8)
-    cv2.putText(img, "B", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
-    cv2.putText(img, "34", (26, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
-    mask = img > 0
+    mask = _print_with("34", 26) > 0
     _labels, blobs = _blobs(mask)
     four = max(blobs, key=lambda b: b.x)
     mask[four.y + four.h * 8 // 10:, four.x - 1:] = False     # the 4 loses a fifth of its height
-    valid = np.ones((PATCH, PATCH), bool)
-    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
+    lay, rim = _parse_before_and_at_rim(mask, four.x + four.w + 2)
     assert lay is not None and len(lay.digits) == 2 and not lay.clipped and not lay.short_digit
-    valid[:, four.x + four.w + 2:] = False                       # the rim just right of it
-    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
-    assert lay.clipped and lay.short_digit
+    assert rim.clipped and rim.short_digit
 
 
 def test_a_digit_narrow_at_the_unseen_part_is_marked_by_its_place():
     # At the rim a 2 cut down to its hook and stroke read as a 7 (N32 -> N37):
     # only a 1 is that narrow beside another digit.
-    from vision.glyphs import parse
-    from vision.sphere import PATCH
-    img = np.zeros((PATCH, PATCH), np.uint8)
-    cv2.putText(img, "N", (40, 36), cv2.FONT_HERSHEY_SIMPLEX, 0.9, 255, 3)
-    cv2.putText(img, "32", (26, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 4)
-    mask = img > 0
+    mask = _print_with("32", 26) > 0
     _labels, blobs = _blobs(mask)
     two = max(blobs, key=lambda b: b.x)
     cut = two.x + two.w * 6 // 10
     mask[:, cut:] = False                                        # the 2 keeps 0.6 of its width
-    valid = np.ones((PATCH, PATCH), bool)
-    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
+    lay, rim = _parse_before_and_at_rim(mask, cut + 2)
     assert lay is not None and len(lay.digits) == 2 and lay.narrow_at_edge == -1
-    valid[:, cut + 2:] = False                                   # the rim just right of it
-    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
-    assert lay.clipped and lay.narrow_at_edge == 1 and not lay.short_digit
+    assert rim.clipped and rim.narrow_at_edge == 1 and not rim.short_digit
+
+
+def _parse_before_and_at_rim(mask: np.ndarray, rim_x: int):
+    """The print's layout with the whole patch seen, and with the rim at rim_x."""
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    valid = np.ones((PATCH, PATCH), bool)
+    whole = parse(mask.astype(np.float32), mask, 0.0, "top", valid)
+    valid[:, rim_x:] = False
+    return whole, parse(mask.astype(np.float32), mask, 0.0, "top", valid)
 
 
 def _print_with(digits: str, x: int) -> np.ndarray:
