@@ -314,7 +314,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     other[0] = False
     other[list(used)] = False
     other_ink = other[labels]
-    truncated = _stray_ink(all_blobs, used, boxes, tall, labels, len(dig) == 1) or _touching_ink(other_ink, boxes, tall) or (
+    truncated = _stray_ink(all_blobs, used, boxes, tall, labels, lone=len(dig) == 1) or (
+        _touching_ink(other_ink, boxes, tall)) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
     clipped, unseen_beside, narrow_at_edge = False, "", -1
@@ -496,11 +497,10 @@ def _touches_unseen(visible: np.ndarray, boxes, tall: float) -> bool:
 
 
 def _cut_at_edge(visible: np.ndarray, digits, tall: float) -> tuple[bool, int]:
-    """Two digit boxes, one smaller than the other and touching what the frame does
-    not show: the rim or the lip took its missing part. (Under SHORT_AT_EDGE of the
-    other's height: a 4 squeezed into the rim left a "<" read as a 1; the index of a
-    digit under NARROW_AT_EDGE of the other's width, or -1: a 2 that lost a side
-    at the rim read as a 7.)"""
+    """Of two digit boxes, one touching what the frame does not show and smaller than
+    the other lost its missing part there. Whether one is under SHORT_AT_EDGE of the
+    other's height (a 4 squeezed into the rim left a "<" read as a 1), and which one
+    (0, 1; -1: none) is under NARROW_AT_EDGE of its width (a 2 read as a 7)."""
     def cut(i: int, size: int, level: float) -> bool:
         return digits[i][size] < level * digits[1 - i][size] and _touches_unseen(visible, [digits[i]], tall)
     short = cut(0, 3, SHORT_AT_EDGE) or cut(1, 3, SHORT_AT_EDGE)
