@@ -170,7 +170,6 @@ def test_a_digit_broken_up_beside_a_lone_one_is_not_left_out(reader):
     _assert_not_read_as(reader, "2500030:46", "B12", "B1")
 
 
-
 # A highlight washed out the top of the 3 of I23 (a font family never trained on):
 # the hook left read as a 5, named I25 at 0.9996 before a digit shorter than its
 # row could grow its faint ink back above and below it (glyphs.grown_glyphs).
