@@ -45,6 +45,19 @@ def test_calibration_trusts_readings_just_above_the_last_wrong_one():
     assert np.all(np.diff(ps) >= 0)         # monotone
 
 
+def test_the_accept_level_comes_from_the_first_classifiers_evidence():
+    # The second classifier lowered every wrong reading's evidence to 0.1; the level
+    # still comes from the 0.28 the first classifier gave the worst of them.
+    rng = np.random.default_rng(4)
+    ev = np.concatenate([rng.uniform(0.0, 1.0, 500), np.full(20, 0.1)])
+    right = np.concatenate([np.ones(500), np.zeros(20)])
+    first = np.concatenate([ev[:500], rng.uniform(0.0, 0.28, 20)])
+    first[-1] = 0.28
+    rows = np.column_stack([ev, right, np.ones(520)])
+    assert fit_calibration(rows, first=first)[2] == 1.25 * 0.28
+    assert fit_calibration(rows)[2] == 1.25 * 0.1
+
+
 def test_a_lone_digit_beside_a_hidden_place_is_weak_only_where_it_may_be_half_of_its_own_column():
     from vision.decode import CLIPPED, TRUNCATED, hidden_neighbour_factor
     left = hidden_neighbour_factor("l")

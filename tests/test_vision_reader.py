@@ -170,6 +170,20 @@ def test_a_digit_broken_up_beside_a_lone_one_is_not_left_out(reader):
     _assert_not_read_as(reader, "2500030:46", "B12", "B1")
 
 
+# Fresh frames (unseen fonts) the first classifier named wrong at 0.9996, with
+# evidence 0.67 and 0.34: G52 as G53 (3800042:42) and N41 as N43 (2700009:6, a
+# blurred 1 at the rim). The second classifier, trained apart, gives the same
+# layout's number 0.11 and 0.13, under its level: misreadings it does not share.
+@pytest.mark.parametrize("where, truth, wrong", [("3800042:42", "G52", "G53"), ("2700009:6", "N41", "N43")])
+def test_a_reading_the_second_classifier_does_not_back_is_not_named(reader, where, truth, wrong):
+    from vision.bench_wrong import frame_at
+    from vision.reader import best_reading
+    _ball, frame = frame_at(where, "unseen")
+    first = best_reading(*reader.raw(frame)[1:], reader.model)
+    assert first[3] + 1 == int(wrong[1:]) and first[4] >= reader.calibration.accept     # the first alone names it
+    _assert_not_read_as(reader, where, truth, wrong, fonts="unseen")
+
+
 # A highlight washed out the top of the 3 of I23 (a font family never trained on):
 # the hook left read as a 5, named I25 at 0.9996 before a digit shorter than its
 # row could grow its faint ink back above and below it (glyphs.grown_glyphs).
@@ -193,7 +207,9 @@ def test_a_ball_not_named_never_shows_the_confidence_of_a_named_one(reader):
     _ball, frame = frame_at("960043:80", "train")
     r = reader.read(frame)
     assert r.ball is None and r.reason == "unsure"
-    assert r.confidence <= reader.calibration.unsure_ceiling < 0.99
+    # (The ceiling is what calibration measured: 0.984 before 6 December, night, 0.993 with
+    # the second classifier's level, which refuses readings that were nearly all right.)
+    assert r.confidence <= reader.calibration.unsure_ceiling < 0.995
     assert fuse([r] * 5).confidence < 0.999
 
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from vision.classify import WEIGHTS, load_model
+from vision.classify import WEIGHTS, load_model, second_weights
 from vision.reader import CALIBRATION, BallReader, Calibration
 from vision.train import pinned_env
 
@@ -50,6 +50,7 @@ def test_a_calibration_fitted_for_other_weights_is_refused(tmp_path):
     other = type(model)({"mean": model.mean, "std": model.std, "w0": w0, "b0": model.layers[0][1],
                          "w1": model.layers[1][0], "b1": model.layers[1][1]})
     other.save(tmp_path / "glyphs.npz")
+    shutil.copy(second_weights(WEIGHTS), second_weights(tmp_path / "glyphs.npz"))
     shutil.copy(CALIBRATION, tmp_path / "calibration.npz")
     with pytest.raises(ValueError, match="other glyph weights"):
         Calibration.load(tmp_path / "calibration.npz", weights=tmp_path / "glyphs.npz")
@@ -58,19 +59,27 @@ def test_a_calibration_fitted_for_other_weights_is_refused(tmp_path):
     assert Calibration.load(tmp_path / "calibration.npz", weights=WEIGHTS).accept > 0
 
 
+def test_a_calibration_is_refused_when_only_the_second_classifier_changed(tmp_path):
+    shutil.copy(WEIGHTS, tmp_path / "glyphs.npz")
+    shutil.copy(CALIBRATION, tmp_path / "calibration.npz")
+    load_model(str(WEIGHTS)).save(second_weights(tmp_path / "glyphs.npz"))     # the first one twice
+    with pytest.raises(ValueError, match="other glyph weights"):
+        Calibration.load(tmp_path / "calibration.npz", weights=tmp_path / "glyphs.npz")
+
+
 def test_worst_wrong_lists_the_wrong_calibration_readings_by_evidence_with_their_frames():
     from vision.train import CALIB_COLUMNS, worst_wrong
     rows = np.array([
-        # evidence, right, ink visible, posterior, seed, k, truth, read
-        (0.90, 1, 0.9, 0.99, 507919, 3, 5, 5),
-        (0.12, 0, 0.6, 0.80, 507925, 7, 3, 2),
-        (0.26, 0, 0.7, 0.94, 507930, 41, 67, 62),
-        (0.05, 0, 0.3, 0.50, 507931, 2, 16, 21),
+        # evidence, right, ink visible, posterior, seed, k, truth, read, first classifier's evidence
+        (0.90, 1, 0.9, 0.99, 507919, 3, 5, 5, 0.90),
+        (0.12, 0, 0.6, 0.80, 507925, 7, 3, 2, 0.12),
+        (0.10, 0, 0.7, 0.94, 507930, 41, 67, 62, 0.26),
+        (0.05, 0, 0.3, 0.50, 507931, 2, 16, 21, 0.05),
     ])
     assert rows.shape[1] == len(CALIB_COLUMNS)
     lines = worst_wrong(rows, n=2)
     assert len(lines) == 2
-    assert "O67 read O62" in lines[0] and "evidence 0.2600" in lines[0] and "frame 507930:41" in lines[0]
+    assert "O67 read O62" in lines[0] and "evidence 0.2600 (seconded 0.1000)" in lines[0] and "frame 507930:41" in lines[0]
     assert "B3 read B2" in lines[1] and "frame 507925:7" in lines[1]
     assert not any("B5" in line for line in lines)
 

@@ -51,6 +51,12 @@ class GlyphModel:
 
 
 @functools.lru_cache(maxsize=1)
+def second_weights(path: Path) -> Path:
+    """The second classifier's weights, kept beside the first's (glyphs.npz -> glyphs_second.npz).
+    Trained apart (another seed: other frames, another start), it rarely errs where the first does."""
+    return path.with_name(f"{path.stem}_second{path.suffix}")
+
+
 def load_model(path: str | None = None) -> GlyphModel:
     p = Path(path) if path else WEIGHTS
     if not p.exists():

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from .balls import ball_name, letter_for
-from .classify import WEIGHTS, load_model
+from .classify import WEIGHTS, load_model, second_weights
 from .colour import column_probabilities
 from .decode import (LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses,
                      scores_with_hidden_eights)
@@ -82,15 +82,18 @@ def reading_evidence(posterior: float, glyph_score: float, guess: Guess | None, 
 
 
 def weights_fingerprint(path: Path) -> str:
-    """SHA-256 of a glyph weights file, kept in the calibration fitted for it."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a glyph weights file and the second classifier's beside it, kept in
+    the calibration fitted for the two."""
+    return hashlib.sha256(Path(path).read_bytes() + second_weights(Path(path)).read_bytes()).hexdigest()
 
 
 class Calibration:
     """Monotone map from evidence to the probability that the reading is right.
 
     Fitted by isotonic regression on held-out renderer frames (vision/train.py).
-    `accept` is the evidence above which no calibration reading was wrong.
+    `accept` is the first classifier's evidence above which no calibration reading
+    was wrong, `second_accept` the same for the evidence the second classifier
+    seconded (reader.seconded_evidence): a reading is named only above both.
     `unsure_ceiling` is the share of calibration readings right among those the
     reader would not name although the map gives them at least MIN_CONFIDENCE
     (the map is flat at its top, below the accept level too): a reading not
@@ -98,8 +101,10 @@ class Calibration:
     """
 
     def __init__(self, xs: np.ndarray | None = None, ps: np.ndarray | None = None,
-                 accept: float = ACCEPT_EVIDENCE, unsure_ceiling: float = UNSURE_CEILING):
+                 accept: float = ACCEPT_EVIDENCE, unsure_ceiling: float = UNSURE_CEILING,
+                 second_accept: float = 0.0):
         self.xs, self.ps, self.accept, self.unsure_ceiling = xs, ps, accept, unsure_ceiling
+        self.second_accept = second_accept
 
     @classmethod
     def load(cls, path: Path = CALIBRATION, weights: Path = WEIGHTS) -> "Calibration":
@@ -109,7 +114,8 @@ class Calibration:
         with np.load(path) as z:
             ceiling = float(z["unsure_ceiling"]) if "unsure_ceiling" in z.files else UNSURE_CEILING
             made_for = str(z["weights_sha256"]) if "weights_sha256" in z.files else None
-            cal = cls(z["xs"], z["ps"], float(z["accept"]), ceiling)
+            second = float(z["second_accept"]) if "second_accept" in z.files else 0.0
+            cal = cls(z["xs"], z["ps"], float(z["accept"]), ceiling, second)
         if made_for is not None and made_for != weights_fingerprint(weights):
             raise ValueError(f"{path} was fitted for other glyph weights than {weights}; "
                              f"recalibrate: python -m vision.train --calib-only")
@@ -120,17 +126,19 @@ class Calibration:
             return 0.9 * ev
         return float(np.interp(ev, self.xs, self.ps))
 
-    def accepts(self, ev: float, posterior: float = 1.0) -> bool:
+    def accepts(self, ev: float, posterior: float = 1.0, first: float | None = None) -> bool:
         """Name the ball? The evidence must clear the measured accept level, its
         calibrated confidence MIN_CONFIDENCE, and the best number must stand
         clear of the others: calibration is thin just above the accept level,
         where a 3 read as a 5 with 0.63 of the posterior once got 0.9996."""
-        return ev >= self.accept and self(ev) >= MIN_CONFIDENCE and posterior >= MIN_POSTERIOR
+        first = ev if first is None else first
+        return (first >= self.accept and ev >= self.second_accept and self(ev) >= MIN_CONFIDENCE
+                and posterior >= MIN_POSTERIOR)
 
-    def confidence(self, ev: float, posterior: float = 1.0) -> float:
+    def confidence(self, ev: float, posterior: float = 1.0, first: float | None = None) -> float:
         """The confidence to report: capped at `unsure_ceiling` when the ball is not named."""
         conf = self(ev)
-        return conf if self.accepts(ev, posterior) else min(conf, self.unsure_ceiling)
+        return conf if self.accepts(ev, posterior, first) else min(conf, self.unsure_ceiling)
 
 
 # Faint-ink checks of the best number, in order: (ink level, share of the best
@@ -185,12 +193,25 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
     return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
 
 
+def seconded_evidence(best, cols: dict[str, float], second) -> float:
+    """The best reading's evidence, no more than the second classifier's glyph
+    evidence for the same number under the same layout: a confident misreading
+    of a glyph then needs both classifiers to make the same one."""
+    _post, _glyph, who, i, ev = best
+    g = who[i]
+    if g is None:
+        return ev
+    score = score_guesses([(g.print_, g.layout)], second)[0].scores[i]
+    return min(ev, glyph_evidence(score, g, float(column_vector(cols)[i])))
+
+
 class BallReader:
     def __init__(self, region: tuple[float, float, float] | None = None, *,
                  weights: str | None = None, calibration: Calibration | None = None):
         keep_freed_memory()        # process-wide; see vision/heap.py
         self.region = region
         self.model = load_model(weights)
+        self.second = load_model(str(second_weights(Path(weights) if weights else WEIGHTS)))
         self.calibration = calibration or Calibration.load(weights=Path(weights) if weights else WEIGHTS)
 
     def read(self, frame: np.ndarray) -> Reading:
@@ -230,15 +251,16 @@ class BallReader:
         best = best_reading(guesses, cols, self.model)
         if best is None:
             return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
-        post, glyph, who, i, ev = best
+        post, glyph, who, i, first = best
+        ev = seconded_evidence(best, cols, self.second)
         number = i + 1
-        conf = self.calibration.confidence(ev, float(post[i]))
+        conf = self.calibration.confidence(ev, float(post[i]), first)
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]
         quad, image = _print_outline(g) if g is not None else (None, None)
         reading = Reading(None, None, None, conf, 0.0, None, circle, quad, image, scores)
         glyph_best = int(np.argmax(glyph)) + 1
-        if self.calibration.accepts(ev, float(post[i])):
+        if self.calibration.accepts(ev, float(post[i]), first):
             reading.ball, reading.letter, reading.number = ball_name(number), letter_for(number), number
         elif cols[letter_for(glyph_best)] < 0.1 and glyph[glyph_best - 1] > 0.5:
             reading.reason = "cues disagree"

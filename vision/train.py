@@ -8,11 +8,13 @@
    true print rotation known from the Scene: letters and digits get their
    labels; the same glyphs turned sideways, upside down (when that is not
    another glyph), and blobs of wrong guesses become "reject".
-2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed).
+2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed); then steps 1-2
+   again from seed + 1 for the second classifier, which the reader asks too.
 3. Read fresh frames (another seed) and fit the isotonic calibration of the
-   confidence; the accept level is 1.25x the best evidence any wrong reading had.
+   confidence; the accept level is 1.25x the best evidence any wrong reading had
+   by the first classifier, the second level the same for the seconded evidence.
    The run lists the wrong readings with the most evidence, by frame (SEED:K).
-Writes vision/data/glyphs.npz and vision/data/calibration.npz (or the same names in --out).
+Writes vision/data/glyphs.npz, glyphs_second.npz and calibration.npz (or the same names in --out).
 
 The process runs with the CPU's vector paths pinned (see pinned_env), so that
 the same seed makes the same bytes whatever vector units an x86-64 CPU has, not
@@ -36,7 +38,7 @@ import cv2
 import numpy as np
 
 from .balls import LETTERS, ball_name
-from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel
+from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel, second_weights
 from .glyphs import features, parse, up_guesses
 from .locate import find_ball
 from .print_find import find_prints
@@ -235,7 +237,10 @@ def train_mlp(x: np.ndarray, y: np.ndarray, seed: int, hidden: int = 160, epochs
 
 
 # One calibration reading per row; the frame is `k` of the chunk drawn from `seed`.
-CALIB_COLUMNS = ("evidence", "right", "ink_visible", "posterior", "seed", "k", "truth", "read")
+# "evidence" is what the reader names by (seconded by the second classifier),
+# "first_evidence" the first classifier's alone, which sets the accept level.
+CALIB_COLUMNS = ("evidence", "right", "ink_visible", "posterior", "seed", "k", "truth", "read", "first_evidence")
+_FIRST = CALIB_COLUMNS.index("first_evidence")
 
 
 def _calib_frames(seed: int, n: int):
@@ -260,7 +265,7 @@ def calibration_frame(where: str) -> tuple[int, np.ndarray]:
 def _calib_chunk(args):
     seed, n, weights = args
     cv2.setNumThreads(1)
-    from .reader import BallReader, Calibration, best_reading
+    from .reader import BallReader, Calibration, best_reading, seconded_evidence
     reader = BallReader(weights=weights, calibration=Calibration())
     rows = []
     for k, number, scene, frame in _calib_frames(seed, n):
@@ -270,26 +275,36 @@ def _calib_chunk(args):
         best = best_reading(raw[1], raw[2], reader.model)
         if best is None:
             continue
-        i, ev = best[3], best[4]
-        rows.append((ev, float(i + 1 == number), scene.ink_visible, float(best[0][i]), seed, k, number, i + 1))
+        i, first = best[3], best[4]
+        rows.append((seconded_evidence(best, raw[2], reader.second), float(i + 1 == number), scene.ink_visible,
+                     float(best[0][i]), seed, k, number, i + 1, first))
     return np.asarray(rows).reshape(-1, len(CALIB_COLUMNS))
 
 
 def worst_wrong(rows: np.ndarray, n: int = 8) -> list[str]:
-    """The n wrong calibration readings with the most evidence, highest first: the
-    first sets the accept level, and the rest show how far below it the tail goes."""
+    """The n wrong calibration readings with the most first-classifier evidence,
+    highest first: the first sets the accept level, and the rest show how far
+    below it the tail goes."""
     wrong = rows[rows[:, 1] == 0]
     out = []
-    for ev, _right, ink, post, seed, k, truth, read in wrong[np.argsort(-wrong[:, 0], kind="stable")][:n]:
-        out.append(f"  {ball_name(int(truth))} read {ball_name(int(read))}: evidence {ev:.4f}, posterior "
-                   f"{post:.3f}, ink visible {ink:.2f}, frame {int(seed)}:{int(k)}")
+    for ev, _right, ink, post, seed, k, truth, read, first in wrong[np.argsort(-wrong[:, _FIRST], kind="stable")][:n]:
+        out.append(f"  {ball_name(int(truth))} read {ball_name(int(read))}: evidence {first:.4f} "
+                   f"(seconded {ev:.4f}), posterior {post:.3f}, ink visible {ink:.2f}, frame {int(seed)}:{int(k)}")
     return out
 
 
-def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray, np.ndarray, float]:
+def fit_calibration(rows: np.ndarray, margin: float = 1.25,
+                    first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Isotonic (pool-adjacent-violators) P(right | evidence), with a Laplace prior per block,
     and the accept level: `margin` times the highest evidence of any wrong reading
-    (rows: evidence, right, ink visible, ...)."""
+    (rows: evidence, right, ink visible, ...), taken from `first` where given.
+
+    The reader's second level (second_accept) comes from the seconded evidence
+    of column 0, but this one from the first classifier's alone: the second
+    classifier takes away misread glyphs, not the rarer wrong layouts (a digit
+    cut short, a rim fragment) that calibration hardly sees and that only the
+    first's level keeps out (6 December, night: with the seconded level alone
+    two of them came back)."""
     order = np.argsort(rows[:, 0])
     x, y = rows[order, 0], rows[order, 1]
     blocks = [[float(x[i]), float(x[i]), float(y[i]), 1.0] for i in range(len(x))]   # lo, hi, sum, n
@@ -305,9 +320,12 @@ def fit_calibration(rows: np.ndarray, margin: float = 1.25) -> tuple[np.ndarray,
     xs = np.array([edge for b in merged for edge in (b[0], b[1])])
     ps = np.repeat([(b[2] + 1) / (b[3] + 2) for b in merged], 2)
     ps = np.maximum.accumulate(ps)
-    wrong = x[y == 0]
-    accept = float(min(0.95, max(0.05, margin * (wrong.max() if len(wrong) else 0.0))))
-    return xs, ps, accept
+    return xs, ps, accept_level((rows[:, 0] if first is None else first)[rows[:, 1] == 0], margin)
+
+
+def accept_level(wrong: np.ndarray, margin: float = 1.25) -> float:
+    """`margin` times the most evidence a wrong calibration reading had (held to 0.05-0.95)."""
+    return float(min(0.95, max(0.05, margin * (wrong.max() if len(wrong) else 0.0))))
 
 
 def pinned_env() -> dict[str, str]:
@@ -376,23 +394,25 @@ def main(argv=None) -> None:
 
 
 def train_glyphs(args, t0: float) -> None:
-    x, y = make_dataset(args.seed, args.frames, args.workers)
-    # Keep as many reject blobs as real glyphs, so the classes stay balanced.
-    rng = np.random.default_rng(args.seed)
-    rej = np.nonzero(y == REJECT)[0]
-    keep = np.concatenate([np.nonzero(y != REJECT)[0],
-                           rng.choice(rej, min(len(rej), int((y != REJECT).sum())), replace=False)])
-    keep.sort()
-    x, y = x[keep], y[keep]
-    counts = np.bincount(y, minlength=len(CLASSES))
-    print(f"glyph samples: {len(y)} in {time.time() - t0:.0f}s;",
-          " ".join(f"{c}:{n}" for c, n in zip(CLASSES, counts)), flush=True)
-    model = train_mlp(x, y, args.seed, epochs=args.epochs)
-    weights = args.out / WEIGHTS.name
-    model.save(weights)
-    acc = float((model.proba(x).argmax(1) == y).mean())
-    print(f"train accuracy {acc:.4f}; weights {weights} ({weights.stat().st_size // 1024} KiB); "
-          f"{time.time() - t0:.0f}s", flush=True)
+    """The glyph classifier from seed, and the second one (vision.classify.second_weights)
+    from seed + 1: the same as the first classifier of a run with that seed."""
+    for seed, weights in ((args.seed, args.out / WEIGHTS.name), (args.seed + 1, second_weights(args.out / WEIGHTS.name))):
+        x, y = make_dataset(seed, args.frames, args.workers)
+        # Keep as many reject blobs as real glyphs, so the classes stay balanced.
+        rng = np.random.default_rng(seed)
+        rej = np.nonzero(y == REJECT)[0]
+        keep = np.concatenate([np.nonzero(y != REJECT)[0],
+                               rng.choice(rej, min(len(rej), int((y != REJECT).sum())), replace=False)])
+        keep.sort()
+        x, y = x[keep], y[keep]
+        counts = np.bincount(y, minlength=len(CLASSES))
+        print(f"glyph samples (seed {seed}): {len(y)} in {time.time() - t0:.0f}s;",
+              " ".join(f"{c}:{n}" for c, n in zip(CLASSES, counts)), flush=True)
+        model = train_mlp(x, y, seed, epochs=args.epochs)
+        model.save(weights)
+        acc = float((model.proba(x).argmax(1) == y).mean())
+        print(f"train accuracy {acc:.4f}; weights {weights} ({weights.stat().st_size // 1024} KiB); "
+              f"{time.time() - t0:.0f}s", flush=True)
 
 
 def calibrate(args, t0: float) -> None:
@@ -402,19 +422,21 @@ def calibrate(args, t0: float) -> None:
             for i in range((n + chunk - 1) // chunk)]
     with Pool(args.workers) as pool:
         rows = np.concatenate(pool.map(_calib_chunk, jobs))
-    xs, ps, accept = fit_calibration(rows)
+    xs, ps, accept = fit_calibration(rows, first=rows[:, _FIRST])
     from .reader import CALIBRATION, MIN_CONFIDENCE, Calibration, weights_fingerprint
-    cal = Calibration(xs, ps, accept)
+    second_accept = accept_level(rows[rows[:, 1] == 0, 0])
+    cal = Calibration(xs, ps, accept, second_accept=second_accept)
     ok = rows[:, 1] == 1
     readable = rows[:, 2] >= 0.65
-    taken = np.array([cal.accepts(e, p) for e, p in zip(rows[:, 0], rows[:, 3])])
+    taken = np.array([cal.accepts(e, p, f) for e, p, f in zip(rows[:, 0], rows[:, 3], rows[:, _FIRST])])
     # Readings not named that the map still puts at the top: how often were they right?
     high = ~taken & (np.array([cal(e) for e in rows[:, 0]]) >= MIN_CONFIDENCE)
     ceiling = float((ok[high].sum() + 1) / (high.sum() + 2))
-    np.savez(args.out / CALIBRATION.name, xs=xs, ps=ps, accept=accept, unsure_ceiling=ceiling,
-             weights_sha256=weights_fingerprint(args.out / WEIGHTS.name))
-    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}; not named but confidence "
-          f">= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most {ceiling:.4f}; readable read "
+    np.savez(args.out / CALIBRATION.name, xs=xs, ps=ps, accept=accept, second_accept=second_accept,
+             unsure_ceiling=ceiling, weights_sha256=weights_fingerprint(args.out / WEIGHTS.name))
+    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}, seconded >= {second_accept:.4f}; "
+          f"not named but confidence >= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most "
+          f"{ceiling:.4f}; readable read "
           f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
           f"{time.time() - t0:.0f}s total", flush=True)
     print("worst wrong readings:", *worst_wrong(rows), sep="\n", flush=True)
