@@ -64,8 +64,9 @@ train-vision: setup
 # Trains into a scratch directory and compares with the committed files byte for byte.
 check-train-vision: setup
 	out=$$(mktemp -d) && $(PY) -m vision.train --seed 1 --calib 4000 --out $$out \
-	  && cmp $$out/glyphs.npz vision/data/glyphs.npz && cmp $$out/calibration.npz vision/data/calibration.npz \
-	  && echo "training reproduced vision/data/glyphs.npz and calibration.npz byte for byte"
+	  && cmp $$out/glyphs.npz vision/data/glyphs.npz && cmp $$out/glyphs_second.npz vision/data/glyphs_second.npz \
+	  && cmp $$out/calibration.npz vision/data/calibration.npz \
+	  && echo "training reproduced vision/data/glyphs.npz, glyphs_second.npz and calibration.npz byte for byte"
 
 bench-footprint: setup
 	$(PY) -m services.bench_footprint

@@ -50,13 +50,13 @@ class GlyphModel:
         np.savez_compressed(path, **params)
 
 
-@functools.lru_cache(maxsize=1)
 def second_weights(path: Path) -> Path:
     """The second classifier's weights, kept beside the first's (glyphs.npz -> glyphs_second.npz).
     Trained apart (another seed: other frames, another start), it rarely errs where the first does."""
     return path.with_name(f"{path.stem}_second{path.suffix}")
 
 
+@functools.lru_cache(maxsize=2)       # the reader's two classifiers
 def load_model(path: str | None = None) -> GlyphModel:
     p = Path(path) if path else WEIGHTS
     if not p.exists():
