@@ -127,10 +127,12 @@ class Calibration:
         return float(np.interp(ev, self.xs, self.ps))
 
     def accepts(self, ev: float, posterior: float = 1.0, first: float | None = None) -> bool:
-        """Name the ball? The evidence must clear the measured accept level, its
-        calibrated confidence MIN_CONFIDENCE, and the best number must stand
-        clear of the others: calibration is thin just above the accept level,
-        where a 3 read as a 5 with 0.63 of the posterior once got 0.9996."""
+        """Name the ball? The first classifier's evidence (`first`; ev when not
+        given) must clear the accept level and the seconded evidence `ev` the
+        second level, its calibrated confidence MIN_CONFIDENCE, and the best
+        number must stand clear of the others: calibration is thin just above
+        the accept level, where a 3 read as a 5 with 0.63 of the posterior once
+        got 0.9996."""
         first = ev if first is None else first
         return (first >= self.accept and ev >= self.second_accept and self(ev) >= MIN_CONFIDENCE
                 and posterior >= MIN_POSTERIOR)
