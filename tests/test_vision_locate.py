@@ -63,3 +63,24 @@ def test_a_slanted_lip_is_a_slanted_line():
     edge = row_at_centre + slope * (probe_x - 320)
     assert above_lip(ball.lip, probe_x, edge - 8).all()
     assert not above_lip(ball.lip, probe_x, edge + 3).any()
+
+
+def test_a_straight_edge_with_ball_under_it_is_no_lip():
+    # A disc's edge or a number's baseline can line up like a lip; under a lip the
+    # frame shows the holder, as it does beside the ball, not more ball.
+    rng = np.random.default_rng(9)
+    scene = scene_with(random_scene(12, rng), lip_frac=-0.2, style="solid", colour="white",
+                       centre=(320, 230), radius=140)
+    frame = render(scene, rng)
+    yy, xx = np.mgrid[0:480, 0:640]
+    edge = 230 + 0.55 * 140 + 0.1 * (xx - 320)
+    # A dark red disc below the edge, its rim lost in the ball's shadow.
+    disc = ((xx - 320) ** 2 + (yy - 230) ** 2 < 141 ** 2) & (yy > edge)
+    frame[disc] = (20, 20, 50)
+    ball = find_ball(frame)
+    assert ball is not None and ball.lip is None, ball
+    # A holder of that colour hiding the ball below the same edge is a lip.
+    frame[yy > edge] = (20, 20, 50)
+    ball = find_ball(frame)
+    assert ball is not None and ball.lip is not None
+    assert ball.lip_y == pytest.approx(230 + 0.55 * 140, abs=6)
