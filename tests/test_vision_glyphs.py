@@ -102,6 +102,7 @@ def test_a_digit_the_lip_cut_short_marks_the_layout():
     mask[nine.y + nine.h * 6 // 10:, nine.x - 1:] = False    # the 9's tail under the lip
     lay = parse(mask.astype(np.float32), mask, 0.0, "top")
     assert lay is not None and len(lay.digits) == 2 and lay.short_digit
+    assert not lay.short_at_edge       # no unseen part given: lightened, say, not hidden
 
 
 def test_a_digit_somewhat_short_is_cut_only_where_it_touches_the_unseen_part():
@@ -113,7 +114,7 @@ def test_a_digit_somewhat_short_is_cut_only_where_it_touches_the_unseen_part():
     mask[four.y + four.h * 8 // 10:, four.x - 1:] = False     # the 4 loses a fifth of its height
     lay, rim = _parse_before_and_at_rim(mask, four.x + four.w + 2)
     assert lay is not None and len(lay.digits) == 2 and not lay.clipped and not lay.short_digit
-    assert rim.clipped and rim.short_digit
+    assert rim.clipped and rim.short_digit and rim.short_at_edge
 
 
 def test_a_digit_narrow_at_the_unseen_part_is_marked_by_its_place():

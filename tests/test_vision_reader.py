@@ -153,6 +153,13 @@ def test_a_digit_cut_short_is_not_read_as_another(reader, where, truth, wrong):
     _assert_not_read_as(reader, where, truth, wrong)
 
 
+# A fresh frame named G52 at 0.9996: the lip hid the lower half of the 3 of G53, and
+# both classifiers read its top as a 2 (0.98). A digit cut short where the frame
+# hides the rest weighs x0.25, not x0.5 (decode.CUT_SHORT).
+def test_a_digit_the_lip_cut_short_is_weaker_still(reader):
+    _assert_not_read_as(reader, "3900039:15", "G53", "G52")
+
+
 # Fresh frames (unseen fonts) named wrong at 0.9996 by what the rim left of a digit:
 # the 4 of N34 squeezed to a fragment 0.70 of the 3's height, classified as a 1 (a
 # tenth of a pixel over the short-digit limit; touching the rim, it counts as cut

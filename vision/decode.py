@@ -37,6 +37,10 @@ CLIPPED = 0.75
 # for a digit other than 1 much narrower than its neighbour at the rim
 # (Layout.narrow_at_edge): a 2 the rim cut down reads as a 7.
 SHORT_DIGIT = 0.5
+# A short digit that touches the unseen part (Layout.short_at_edge) may have lost
+# what tells it apart there: the top of a 3 the lip cut short is a clean 2
+# (G53 read G52 at 0.9996, fresh frame 3900039:15).
+CUT_SHORT = 0.25
 
 
 # Closed loops each class may have (digits 0-9, letters B I N G O, reject). Ink
@@ -167,7 +171,7 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
     elif lay.clipped:
         s *= CLIPPED
     if lay.short_digit:
-        s *= SHORT_DIGIT
+        s *= CUT_SHORT if lay.short_at_edge else SHORT_DIGIT
     if lay.narrow_at_edge >= 0 and len(pd) == 2:
         # Only a 1 is that much narrower than its neighbour; any other digit there lost a side.
         place = _TENS if lay.narrow_at_edge == 0 else _ONES

@@ -46,6 +46,7 @@ class Layout:
     unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
     short_digit: bool = False  # one digit under SHORT of the other's height (SHORT_AT_EDGE where
                                # it touches the unseen part): it lost a part
+    short_at_edge: bool = False  # ... and it touches the unseen part: what it lost may be hidden there
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
@@ -318,7 +319,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         _touching_ink(other_ink, boxes, tall)) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
-    clipped, unseen_beside, narrow_at_edge = False, "", -1
+    clipped, unseen_beside, narrow_at_edge, short_at_edge = False, "", -1, False
     if valid is not None and not truncated:
         v = _turned_mask(valid, m_rot)
         clipped = _touches_unseen(v, boxes, tall)
@@ -331,7 +332,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside, short_digit, narrow_at_edge, letter_pieces)
+                  holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge, letter_pieces)
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
