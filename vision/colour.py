@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from .balls import LETTERS
-from .locate import Circle, above_lip
+from .locate import Circle, Thumbnail, above_lip
 
 # OpenCV hue (0..180) ranges of each column colour.
 _HUE_COLUMN = (
@@ -21,16 +21,12 @@ _HUE_COLUMN = (
 )
 
 
-def column_probabilities(frame: np.ndarray, ball: Circle) -> dict[str, float]:
-    """Probability of each column letter from the ball's colour."""
-    x, y, r = ball.as_tuple()
-    h, w = frame.shape[:2]
-    s = 30.0 / r
-    x0, y0 = int(max(0, x - r)), int(max(0, y - r))
-    x1, y1 = int(min(w, x + r + 1)), int(min(h, y + r + 1))
-    if x1 - x0 < 4 or y1 - y0 < 4:
+def column_probabilities(thumb: Thumbnail | None, ball: Circle) -> dict[str, float]:
+    """Probability of each column letter from the ball's colour, seen in its thumbnail."""
+    if thumb is None:
         return {c: 0.2 for c in LETTERS}
-    roi = cv2.resize(frame[y0:y1, x0:x1], None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+    x, y, r = ball.as_tuple()
+    roi, s, x0, y0 = thumb.image, thumb.scale, thumb.x0, thumb.y0
     hsv = cv2.cvtColor(roi, cv2.COLOR_BGR2HSV)
     yy, xx = np.mgrid[0:roi.shape[0], 0:roi.shape[1]].astype(np.float32)
     fx, fy = (xx + 0.5) / s + x0, (yy + 0.5) / s + y0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from .locate import above_lip
+from .locate import Thumbnail, above_lip
 from .sphere import Flat, pixel_normals
 from .stats import percentile
 
@@ -23,17 +23,13 @@ def _max_channel(img: np.ndarray) -> np.ndarray:
     return cv2.max(cv2.max(b, g), r)
 
 
-def rough_print_centre(frame: np.ndarray, ball: tuple[float, float, float],
+def rough_print_centre(thumb: Thumbnail | None, ball: tuple[float, float, float],
                        lip: tuple[float, float, float] | None = None) -> np.ndarray | None:
     """Direction (unit vector) of the print's centre: the mean sphere normal of the ink."""
-    x, y, r = ball
-    h, w = frame.shape[:2]
-    s = 40.0 / r                       # the ball at ~80 px across is enough for this
-    x0, y0 = int(max(0, x - r)), int(max(0, y - r))
-    x1, y1 = int(min(w, x + r + 1)), int(min(h, y + r + 1))
-    if x1 - x0 < 8 or y1 - y0 < 8:
+    if thumb is None:
         return None
-    roi = cv2.resize(frame[y0:y1, x0:x1], None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+    x, y, r = ball
+    roi, s, x0, y0 = thumb.image, thumb.scale, thumb.x0, thumb.y0
     bh = _max_channel(cv2.morphologyEx(roi, cv2.MORPH_BLACKHAT, _K7))
     th = _max_channel(cv2.morphologyEx(roi, cv2.MORPH_TOPHAT, _K7))
     d = cv2.max(bh, th).astype(np.float32)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .glyphs import ink_centre
 from .ink import ink_map, ink_mask, paper_filled, rough_print_centre
-from .locate import Circle
+from .locate import Circle, ball_thumbnail
 from .sphere import PATCH, Flat, flatten, patch_to_sphere
 from .stats import median, percentile
 
@@ -63,7 +63,8 @@ class PrintFinder:
         self.frame, self.ball, self.recentre = frame, ball, recentre
         self.circle = ball.as_tuple()
         self._first = None
-        self._c0 = rough_print_centre(frame, self.circle, ball.lip)
+        self.thumb = ball_thumbnail(frame, self.circle)      # the colour cue takes it too
+        self._c0 = rough_print_centre(self.thumb, self.circle, ball.lip)
 
     def find(self, polarity: str) -> Print | None:
         if self._c0 is None:

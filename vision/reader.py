@@ -231,7 +231,7 @@ class BallReader:
         if ball is None:
             return "no ball found"
         finder = PrintFinder(frame, ball)
-        cols = column_probabilities(frame, ball)
+        cols = column_probabilities(finder.thumb, ball)
         guesses: list[Guess] = []
         # Dark ink is the common case: light ink is tried only when dark ink
         # gives no strong reading (a fixed level, so calibration sees the same).
