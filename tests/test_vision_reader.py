@@ -160,13 +160,6 @@ def test_a_digit_the_lip_cut_short_is_weaker_still(reader):
     _assert_not_read_as(reader, "3900039:15", "G53", "G52")
 
 
-# A fresh frame named I21 at 0.9996: a blurred I18, its letter hidden, read upside
-# down (the 8 as a 2, the 1 as a 1). Training taught that a 1 turned over is a 1;
-# now it is no glyph (vision.train._FLIP_DIGIT), so the upside-down guess loses.
-def test_an_upside_down_one_is_not_a_one(reader):
-    _assert_not_read_as(reader, "4400041:74", "I18", "I21", fonts="unseen")
-
-
 # Fresh frames (unseen fonts) named wrong at 0.9996 by what the rim left of a digit:
 # the 4 of N34 squeezed to a fragment 0.70 of the 3's height, classified as a 1 (a
 # tenth of a pixel over the short-digit limit; touching the rim, it counts as cut

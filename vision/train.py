@@ -44,7 +44,7 @@ from .locate import find_ball
 from .print_find import find_prints
 from .render import _colours, random_scene, render
 
-_FLIP_DIGIT = {"0": "0", "8": "8", "6": "9", "9": "6"}
+_FLIP_DIGIT = {"0": "0", "1": "1", "8": "8", "6": "9", "9": "6"}
 _FLIP_LETTER = {"N": "N", "O": "O", "I": "I"}
 
 
@@ -132,8 +132,7 @@ def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
                 gl += g
                 asp += a
                 lab += [CLASSES.index(c) for c in names]
-                # The same glyphs upside down: 6 <-> 9, 0 and 8 stay, others reject. Not a 1: its
-                # flag and foot tell which way is up (an upside-down I18 read as I21 without them).
+                # The same glyphs upside down: 6 <-> 9, symmetric glyphs stay, others reject.
                 for gi, ai, c in zip(g, a, names):
                     flipped = _FLIP_LETTER.get(c) if c in LETTERS else _FLIP_DIGIT.get(c)
                     gl.append(gi[::-1, ::-1].copy())
