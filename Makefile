@@ -59,11 +59,11 @@ bench-calls: setup
 
 # Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
 train-vision: setup
-	$(PY) -m vision.train --seed 1 --calib 4000
+	$(PY) -m vision.train --seed 1 --calib 16000
 
 # Trains into a scratch directory and compares with the committed files byte for byte.
 check-train-vision: setup
-	out=$$(mktemp -d) && $(PY) -m vision.train --seed 1 --calib 4000 --out $$out \
+	out=$$(mktemp -d) && $(PY) -m vision.train --seed 1 --calib 16000 --out $$out \
 	  && cmp $$out/glyphs.npz vision/data/glyphs.npz && cmp $$out/glyphs_second.npz vision/data/glyphs_second.npz \
 	  && cmp $$out/calibration.npz vision/data/calibration.npz \
 	  && echo "training reproduced vision/data/glyphs.npz, glyphs_second.npz and calibration.npz byte for byte"

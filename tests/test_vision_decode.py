@@ -31,8 +31,9 @@ def test_an_I_in_a_digit_place_is_not_made_a_one():
 
 def test_calibration_trusts_readings_just_above_the_last_wrong_one():
     rng = np.random.default_rng(3)
-    right = np.column_stack([rng.uniform(0.0, 1.0, 2000), np.ones(2000), np.ones(2000)])
-    wrong = np.column_stack([rng.uniform(0.0, 0.28, 60), np.zeros(60), np.ones(60)])
+    # evidence, right, ink visible, posterior
+    right = np.column_stack([rng.uniform(0.0, 1.0, 2000), np.ones(2000), np.ones(2000), np.ones(2000)])
+    wrong = np.column_stack([rng.uniform(0.0, 0.28, 60), np.zeros(60), np.ones(60), np.ones(60)])
     wrong[0, 0] = 0.28
     xs, ps, accept = fit_calibration(np.vstack([right, wrong]))
     cal = Calibration(xs, ps, accept)
@@ -53,9 +54,28 @@ def test_the_accept_level_comes_from_the_first_classifiers_evidence():
     right = np.concatenate([np.ones(500), np.zeros(20)])
     first = np.concatenate([ev[:500], rng.uniform(0.0, 0.28, 20)])
     first[-1] = 0.28
-    rows = np.column_stack([ev, right, np.ones(520)])
+    rows = np.column_stack([ev, right, np.ones(520), np.ones(520)])
     assert fit_calibration(rows, first=first)[2] == 1.25 * 0.28
     assert fit_calibration(rows)[2] == 1.25 * 0.1
+
+
+def test_a_wrong_reading_the_posterior_check_refuses_sets_no_accept_level():
+    # O67 read O61 with 0.66 of the posterior is never named, whatever its evidence
+    # (0.57 among 16,000 calibration frames, 7 December): the levels come from the
+    # wrong readings that could be named, here the one at 0.2 with 0.95 of it.
+    from vision.train import CALIB_COLUMNS, fitted_calibration
+    rng = np.random.default_rng(5)
+    rows = np.zeros((503, len(CALIB_COLUMNS)))
+    rows[:500, 0] = rng.uniform(0.0, 1.0, 500)
+    rows[:500, 1] = 1.0
+    rows[500:, 0] = (0.57, 0.2, 0.05)
+    rows[:, 2] = 1.0
+    rows[:, 3] = 0.99
+    rows[500:, 3] = (0.66, 0.95, 0.5)
+    rows[:, CALIB_COLUMNS.index("first_evidence")] = rows[:, 0]
+    cal = fitted_calibration(rows)
+    assert cal.accept == pytest.approx(1.25 * 0.2) and cal.second_accept == pytest.approx(1.25 * 0.2)
+    assert not cal.accepts(0.57, posterior=0.66)
 
 
 def test_a_lone_digit_beside_a_hidden_place_is_weak_only_where_it_may_be_half_of_its_own_column():

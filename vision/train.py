@@ -1,6 +1,6 @@
 """Train the glyph classifier and calibrate the reader's confidence, from our own renderer.
 
-    python -m vision.train [--seed 1] [--frames 8000] [--calib 2500] [--workers 2] [--calib-only] [--out DIR]
+    python -m vision.train [--seed 1] [--frames 8000] [--calib 16000] [--workers 2] [--calib-only] [--out DIR]
     python -m vision.train --show SEED:K      # write a calibration frame the run listed to a PNG
 
 1. Render random balls (many fonts, see render.TRAIN_FONTS), run the reader's
@@ -11,9 +11,11 @@
 2. Fit a one-hidden-layer perceptron with numpy (Adam, fixed seed); then steps 1-2
    again from seed + 1 for the second classifier, which the reader asks too.
 3. Read fresh frames (another seed) and fit the isotonic calibration of the
-   confidence; the accept level is 1.25x the best evidence any wrong reading had
-   by the first classifier, the second level the same for the seconded evidence.
-   The run lists the wrong readings with the most evidence, by frame (SEED:K).
+   confidence; the accept level is 1.25x the best evidence the first classifier
+   gave any wrong reading the posterior check would let through, the second level
+   the same for the seconded evidence. The run lists the wrong readings with the
+   most evidence, by frame (SEED:K), and how levels fitted on the first half of
+   the frames do on the second.
 Writes vision/data/glyphs.npz, glyphs_second.npz and calibration.npz (or the same names in --out).
 
 The process runs with the CPU's vector paths pinned (see pinned_env), so that
@@ -42,6 +44,7 @@ from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel, second_weights
 from .glyphs import features, parse, up_guesses
 from .locate import find_ball
 from .print_find import find_prints
+from .reader import CALIBRATION, MIN_CONFIDENCE, MIN_POSTERIOR, Calibration, weights_fingerprint
 from .render import _colours, random_scene, render
 
 _FLIP_DIGIT = {"0": "0", "1": "1", "8": "8", "6": "9", "9": "6"}
@@ -293,7 +296,8 @@ def worst_wrong(rows: np.ndarray, n: int = 8) -> list[str]:
     out = []
     for ev, _right, ink, post, seed, k, truth, read, first in wrong[np.argsort(-wrong[:, _FIRST], kind="stable")][:n]:
         out.append(f"  {ball_name(int(truth))} read {ball_name(int(read))}: evidence {first:.4f} "
-                   f"(seconded {ev:.4f}), posterior {post:.3f}, ink visible {ink:.2f}, frame {int(seed)}:{int(k)}")
+                   f"(seconded {ev:.4f}), posterior {post:.3f}{'' if post >= MIN_POSTERIOR else ' (never named)'}, "
+                   f"ink visible {ink:.2f}, frame {int(seed)}:{int(k)}")
     return out
 
 
@@ -301,7 +305,8 @@ def fit_calibration(rows: np.ndarray, margin: float = 1.25,
                     first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Isotonic (pool-adjacent-violators) P(right | evidence), with a Laplace prior per block,
     and the accept level: `margin` times the highest evidence of any wrong reading
-    (rows: evidence, right, ink visible, ...), taken from `first` where given.
+    that could be named (rows: evidence, right, ink visible, posterior, ...; see
+    nameable_wrong), taken from `first` where given.
 
     The reader's second level (second_accept) comes from the seconded evidence
     of column 0, but this one from the first classifier's alone: the second
@@ -324,7 +329,15 @@ def fit_calibration(rows: np.ndarray, margin: float = 1.25,
     xs = np.array([edge for b in merged for edge in (b[0], b[1])])
     ps = np.repeat([(b[2] + 1) / (b[3] + 2) for b in merged], 2)
     ps = np.maximum.accumulate(ps)
-    return xs, ps, accept_level((rows[:, 0] if first is None else first)[rows[:, 1] == 0], margin)
+    return xs, ps, accept_level((rows[:, 0] if first is None else first)[nameable_wrong(rows)], margin)
+
+
+def nameable_wrong(rows: np.ndarray) -> np.ndarray:
+    """Mask of the wrong readings the posterior check would let through: only those
+    set the accept levels. One the check refuses (O67 read O61 with 0.66 of the
+    posterior, 7 December) would otherwise raise the level over readings it never
+    threatens; with 16,000 calibration frames such readings drove it to 0.72."""
+    return (rows[:, 1] == 0) & (rows[:, 3] >= MIN_POSTERIOR)
 
 
 def accept_level(wrong: np.ndarray, margin: float = 1.25) -> float:
@@ -367,7 +380,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--frames", type=int, default=8000)
-    ap.add_argument("--calib", type=int, default=2500)
+    ap.add_argument("--calib", type=int, default=16000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--calib-only", action="store_true", help="keep the glyph weights, only recalibrate")
@@ -426,24 +439,39 @@ def calibrate(args, t0: float) -> None:
             for i in range((n + chunk - 1) // chunk)]
     with Pool(args.workers) as pool:
         rows = np.concatenate(pool.map(_calib_chunk, jobs))
-    xs, ps, accept = fit_calibration(rows, first=rows[:, _FIRST])
-    from .reader import CALIBRATION, MIN_CONFIDENCE, Calibration, weights_fingerprint
-    second_accept = accept_level(rows[rows[:, 1] == 0, 0])
-    cal = Calibration(xs, ps, accept, second_accept=second_accept)
+    cal = fitted_calibration(rows)
     ok = rows[:, 1] == 1
-    readable = rows[:, 2] >= 0.65
-    taken = np.array([cal.accepts(e, p, f) for e, p, f in zip(rows[:, 0], rows[:, 3], rows[:, _FIRST])])
     # Readings not named that the map still puts at the top: how often were they right?
-    high = ~taken & (np.array([cal(e) for e in rows[:, 0]]) >= MIN_CONFIDENCE)
+    high = ~named(cal, rows) & (np.array([cal(e) for e in rows[:, 0]]) >= MIN_CONFIDENCE)
     ceiling = float((ok[high].sum() + 1) / (high.sum() + 2))
-    np.savez(args.out / CALIBRATION.name, xs=xs, ps=ps, accept=accept, second_accept=second_accept,
+    np.savez(args.out / CALIBRATION.name, xs=cal.xs, ps=cal.ps, accept=cal.accept, second_accept=cal.second_accept,
              unsure_ceiling=ceiling, weights_sha256=weights_fingerprint(args.out / WEIGHTS.name))
-    print(f"calibration frames {len(rows)}: accept evidence >= {accept:.4f}, seconded >= {second_accept:.4f}; "
+    print(f"calibration frames {len(rows)}: accept evidence >= {cal.accept:.4f}, seconded >= {cal.second_accept:.4f}; "
           f"not named but confidence >= {MIN_CONFIDENCE}: {high.sum()}, right {ok[high].sum()}, so at most "
-          f"{ceiling:.4f}; readable read "
-          f"{(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}; "
-          f"{time.time() - t0:.0f}s total", flush=True)
+          f"{ceiling:.4f}; {tally(cal, rows)}; {time.time() - t0:.0f}s total", flush=True)
     print("worst wrong readings:", *worst_wrong(rows), sep="\n", flush=True)
+    if len(jobs) > 1:
+        # How levels hold on frames they were not fitted on: the first half's on the second half.
+        first_half = rows[:, 4] < jobs[len(jobs) // 2][0]
+        early = fitted_calibration(rows[first_half])
+        print(f"levels fitted on the first half ({early.accept:.4f}, {early.second_accept:.4f}), "
+              f"on the second half: {tally(early, rows[~first_half])}", flush=True)
+
+
+def fitted_calibration(rows: np.ndarray) -> Calibration:
+    """The reader's Calibration fitted on calibration rows: map and both accept levels."""
+    xs, ps, accept = fit_calibration(rows, first=rows[:, _FIRST])
+    return Calibration(xs, ps, accept, second_accept=accept_level(rows[nameable_wrong(rows), 0]))
+
+
+def named(cal: Calibration, rows: np.ndarray) -> np.ndarray:
+    """Mask of the calibration rows the reader would name under `cal`."""
+    return np.array([cal.accepts(e, p, f) for e, p, f in zip(rows[:, 0], rows[:, 3], rows[:, _FIRST])], dtype=bool)
+
+
+def tally(cal: Calibration, rows: np.ndarray) -> str:
+    taken, ok, readable = named(cal, rows), rows[:, 1] == 1, rows[:, 2] >= 0.65
+    return f"readable read {(taken & ok & readable).sum()}/{readable.sum()}, wrong {(taken & ~ok).sum()}"
 
 
 if __name__ == "__main__":
