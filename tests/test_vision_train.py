@@ -98,3 +98,12 @@ def test_show_refuses_what_is_not_a_calibration_frame(where, capsys):
         main(["--show", where])
     assert e.value.code == 2
     assert "--show takes SEED:K" in capsys.readouterr().err
+
+
+def test_calib_only_without_weights_to_recalibrate_says_so(tmp_path, capsys, monkeypatch):
+    from vision.train import main
+    monkeypatch.setenv("BALLREADER_TRAIN_PINNED", "1")    # stay in this process (no restart under the pin)
+    with pytest.raises(SystemExit) as e:
+        main(["--calib-only", "--out", str(tmp_path)])
+    assert e.value.code == 2
+    assert "glyphs.npz does not exist" in capsys.readouterr().err

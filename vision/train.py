@@ -397,6 +397,9 @@ def main(argv=None) -> None:
         cv2.imwrite(name, frame)
         print(f"{name}: {ball_name(number)}")
         return
+    if args.calib_only and not (args.out / WEIGHTS.name).exists():
+        ap.error(f"--calib-only recalibrates the weights in --out, and {args.out / WEIGHTS.name} does not exist: "
+                 f"copy glyphs.npz and glyphs_second.npz there, or train them (leave out --calib-only)")
     if os.environ.get("BALLREADER_TRAIN_PINNED") != "1":
         # The libraries read these when loaded (glibc at process start): start over with them.
         os.execve(sys.executable, [sys.executable, "-m", "vision.train", *(sys.argv[1:] if argv is None else argv)],
