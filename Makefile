@@ -57,7 +57,7 @@ bench-calls: setup
 	$(PY) -m vision.bench_calls --balls 3000
 	$(PY) -m vision.bench_calls --balls 3000 --two-lamps
 
-# Reproduces vision/data/*.npz from a seed (about 10 minutes on 2 cores; no torch).
+# Reproduces vision/data/*.npz from a seed (about 18 minutes on 2 cores; no torch).
 train-vision: setup
 	$(PY) -m vision.train --seed 1 --calib 16000
 
