@@ -32,7 +32,9 @@ MIN_CONFIDENCE = 0.97    # never name a ball below this calibrated confidence
 MIN_POSTERIOR = 0.9      # ... nor when other numbers hold more than a tenth of the posterior
 UNSURE_CEILING = 0.9     # default confidence cap of a reading not named; the calibration file carries a measured one
 EARLY_EXIT = 0.9         # evidence from dark ink at which light ink is not tried
-EDGE_ON = math.cos(math.radians(58))   # print centre turned further than this from the camera
+# Print centre turned further than this from the camera: squeezed to under 0.59 of its
+# width, it shows less than its glyphs suggest (fresh wrong readings sat at 55-58 deg).
+EDGE_ON = math.cos(math.radians(54))
 
 
 class ImageError(ValueError):
