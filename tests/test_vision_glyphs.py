@@ -117,6 +117,27 @@ def test_a_digit_somewhat_short_is_cut_only_where_it_touches_the_unseen_part():
     assert rim.clipped and rim.short_digit and rim.short_at_edge
 
 
+def test_a_digit_short_where_a_highlight_lies_is_cut_there():
+    # A saturated highlight took the lower loop of the 8 of I28, and the rest read as a
+    # 3 (fresh frame 4900003:98): short beside its neighbour, touching the spot, as a
+    # digit the lip cut short. Short in the open, or a spot away from it, is not.
+    from vision.glyphs import parse
+    from vision.sphere import PATCH
+    mask = _print_with("28", 26) > 0
+    _labels, blobs = _blobs(mask)
+    eight = max(blobs, key=lambda b: b.x)
+    cut = eight.y + eight.h * 8 // 10
+    mask[cut:, eight.x - 1:] = False                          # the 8 loses a fifth of its height
+    valid = np.ones((PATCH, PATCH), bool)
+    glare = np.zeros((PATCH, PATCH), bool)
+    glare[5:12, 5:12] = True                                  # a spot far from the digits
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid, glare=lambda: glare)
+    assert lay is not None and len(lay.digits) == 2 and not lay.short_digit and not lay.short_at_edge
+    glare[cut + 1:cut + 8, eight.x:eight.x + eight.w] = True   # the spot where the loop was
+    lay = parse(mask.astype(np.float32), mask, 0.0, "top", valid, glare=lambda: glare)
+    assert lay.short_digit and lay.short_at_edge and not lay.clipped
+
+
 def test_a_digit_narrow_at_the_unseen_part_is_marked_by_its_place():
     # At the rim a 2 cut down to its hook and stroke read as a 7 (N32 -> N37):
     # only a 1 is that narrow beside another digit.

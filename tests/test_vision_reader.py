@@ -258,6 +258,13 @@ def test_an_eight_half_under_a_highlight_is_not_called_a_three(reader, where, fo
     assert r.scores[int(truth[1:])] > 0.2          # the 8 shares the posterior with the 3
 
 
+def test_an_eight_whose_lower_loop_a_highlight_took_is_not_called_a_three(reader):
+    # Fresh frame (training fonts) named I23 at 0.9999: on a red disc the highlight took
+    # the 8's lower loop, not its left strokes, so the hidden-eight rule did not apply;
+    # the 3 left is short beside the 2 and touches the spot (glyphs.parse, glare).
+    _assert_not_read_as(reader, "4900003:98", "I28", "I23")
+
+
 def test_a_three_is_an_eight_only_where_a_highlight_hides_both_left_strokes():
     from vision.decode import _eight_hidden
     spots = np.zeros((102, 102), bool)

@@ -125,7 +125,7 @@ def layouts(prints: list[Print], max_guesses: int = 4) -> list[tuple[Print, Layo
     out = []
     for p in prints:
         for angle, letter_at in up_guesses(p.mask, max_guesses):
-            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid, p.faint())
+            lay = parse(p.strength, p.mask, angle, letter_at, p.flat.valid, p.faint(), glare=p.highlights)
             if lay is not None:
                 out.append((p, lay))
     return out

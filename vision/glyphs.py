@@ -8,6 +8,7 @@ says which guess reads best.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import cv2
@@ -46,7 +47,8 @@ class Layout:
     unseen_beside: str = ""    # lone digit: which neighbour places the frame hides ("l", "r", "lr")
     short_digit: bool = False  # one digit under SHORT of the other's height (SHORT_AT_EDGE where
                                # it touches the unseen part): it lost a part
-    short_at_edge: bool = False  # ... and it touches the unseen part: what it lost may be hidden there
+    short_at_edge: bool = False  # ... and it touches the unseen part or a saturated highlight:
+                                 # what it lost may be hidden there
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
@@ -224,13 +226,16 @@ def _turned_mask(mask: np.ndarray, m_rot: np.ndarray) -> np.ndarray:
 
 def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
           letter_at: tuple[float, float] | str | None = None, valid: np.ndarray | None = None,
-          faint: np.ndarray | None = None, join_letter: bool = True) -> Layout | None:
+          faint: np.ndarray | None = None, join_letter: bool = True,
+          glare: Callable[[], np.ndarray] | None = None) -> Layout | None:
     """Turn the print by angle_deg and split it into letter (if letter_at), digits and underline.
 
     letter_at: the letter blob's centre before turning, "top" for the topmost
     blob (used in training, where the true rotation is known), or None.
     valid, faint: what the frame shows and the faint ink (Print), to tell where
-    a lone digit's neighbour may stand unseen.
+    a lone digit's neighbour may stand unseen. glare: gives the saturated
+    highlights (Print.highlights), which hide a digit's part as the lip does;
+    asked only when a digit is short enough for it to matter.
     join_letter: join the pieces a letter broke into (reading; training cuts one blob).
     """
     m_rot = _rotation(angle_deg)
@@ -328,6 +333,11 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
             short_digit = short_digit or short_at_edge
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
+        elif glare is not None and not short_at_edge and _uneven(dig) and (spots := glare()).any():
+            # The lower loop of an 8 under a highlight leaves a 3 (I28 read I23 at
+            # 0.9999, fresh frame 4900003:98): short beside its neighbour, touching the spot.
+            short_at_edge = _cut_at_edge(v & ~_turned_mask(spots, m_rot), [b[2] for b in dig], tall)[0]
+            short_digit = short_digit or short_at_edge
     if faint is not None and not truncated and len(dig) == 1:
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
@@ -489,6 +499,12 @@ def _seen(visible: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
     if x0 < 0 or y0 < 0 or x1 > PATCH or y1 > PATCH:
         return False
     return bool(visible[y0:y1, x0:x1].all())
+
+
+def _uneven(dig) -> bool:
+    """Is one of two digits short enough beside the other to count as cut (SHORT_AT_EDGE)?"""
+    a, b = (d[2][3] for d in dig)
+    return min(a, b) < SHORT_AT_EDGE * max(a, b)
 
 
 def _touches_unseen(visible: np.ndarray, boxes, tall: float) -> bool:
