@@ -1,8 +1,8 @@
 """Find the print on a located ball and flatten it, for dark and for light ink."""
 from __future__ import annotations
 
-import math
 import functools
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -38,17 +38,14 @@ class Print:
         a highlight lightens ink below the mask's threshold."""
         return self.relative > level
 
-    @functools.cached_property
-    def _highlights(self) -> np.ndarray:
-        return self._find_highlights()
-
     def highlights(self) -> np.ndarray:
         """Bool patch map of saturated highlight spots: whatever ink lies under one
         is lost, not only lightened, so the faint-ink checks cannot grow it back.
         Found once per print, when first asked for."""
         return self._highlights
 
-    def _find_highlights(self) -> np.ndarray:
+    @functools.cached_property
+    def _highlights(self) -> np.ndarray:
         flat = self.flat
         lo = flat.image.min(axis=2)
         paper = flat.valid & ~self.mask
