@@ -19,10 +19,15 @@ FAINT = 0.4      # faint ink, as a share of the mask's weakest ink (Print.faint)
 # above the paper's 90th percentile (held to 240-250), on paper whose median is under
 # PAPER_NEAR_WHITE (on whiter paper a highlight cannot be told from the paper), not
 # touching the patch's edge (the white ball around a coloured disc), at most
-# HIGHLIGHT_AREA of the patch.
+# HIGHLIGHT_AREA of the patch (a broad glare on a glossy ball took a tenth of it
+# and the top of a 3, fresh frame 5300009:12).
 HIGHLIGHT_ABOVE_PAPER = 10
 PAPER_NEAR_WHITE = 230
-HIGHLIGHT_AREA = 0.08
+HIGHLIGHT_AREA = 0.15
+# The glow around a highlight washes ink out a little beyond the saturated pixels
+# (Print.glare_halo): this many patch pixels, about 3 deg.
+HALO_PX = 4
+_HALO = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * HALO_PX + 1, 2 * HALO_PX + 1))
 
 
 @dataclass
@@ -52,13 +57,20 @@ class Print:
         if not paper.any() or float(median(lo[paper])) > PAPER_NEAR_WHITE:
             return np.zeros(lo.shape, bool)
         level = min(max(float(percentile(lo[paper], 90)) + HIGHLIGHT_ABOVE_PAPER, 240.0), 250.0)
-        n, labels, stats, _c = cv2.connectedComponentsWithStats((flat.valid & (lo >= level)).view(np.uint8),
+        n, labels, stats, _c = cv2.connectedComponentsWithStats((paper & (lo >= level)).view(np.uint8),
                                                                 connectivity=8)
         x, y, w, h, area = (stats[:, k] for k in range(5))
         keep = ((area >= 4) & (area <= HIGHLIGHT_AREA * lo.size) & (x > 0) & (y > 0)
                 & (x + w < lo.shape[1]) & (y + h < lo.shape[0]))
         keep[0] = False
         return keep[labels]
+
+    @functools.cached_property
+    def glare_halo(self) -> np.ndarray:
+        """The highlights grown by their glow (HALO_PX): the left half of an 8 on a
+        blue disc washed out around a spot that covered only part of it (B8 read
+        B3 at 0.9999, fresh frame 5200000:2354)."""
+        return cv2.dilate(self.highlights().view(np.uint8), _HALO) > 0
 
 
 class PrintFinder:
