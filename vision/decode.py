@@ -218,8 +218,9 @@ def _eight_hidden(spots: np.ndarray, box) -> bool:
 
 def scores_with_hidden_eights(number: int, guess: Guess) -> np.ndarray | None:
     """(75,) scores under the guess with each 3 of number whose 8-half a saturated
-    highlight or its glow (Print.glare_halo) hides as likely an 8 as a 3 (a G58 under a highlight shows a clean
-    G53, and no faint ink is left to grow back); None when no 3 is hidden. The
+    highlight or its glow (Print.glare_halo) hides as likely an 8 as a 3 (a G58
+    under a highlight shows a clean G53, and no faint ink is left to grow back);
+    None when no 3 is hidden. The
     8's number counts only as far as the letter and the colour allow it: a
     hidden 8 makes neither N80 nor, under a clear N, N48."""
     digits, lay = str(number), guess.layout

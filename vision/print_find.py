@@ -15,7 +15,8 @@ from .sphere import PATCH, Flat, flatten, patch_to_sphere
 from .stats import median, percentile
 
 FAINT = 0.4      # faint ink, as a share of the mask's weakest ink (Print.faint)
-# A highlight (Print.highlights): connected pixels whose darkest channel stands this far
+# A highlight (Print.highlights): connected paper pixels (not ink: white print is
+# saturated itself) whose darkest channel stands this far
 # above the paper's 90th percentile (held to 240-250), on paper whose median is under
 # PAPER_NEAR_WHITE (on whiter paper a highlight cannot be told from the paper), not
 # touching the patch's edge (the white ball around a coloured disc), at most
