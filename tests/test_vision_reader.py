@@ -281,11 +281,44 @@ def test_an_eight_half_under_a_highlight_s_glow_is_not_called_a_three(reader):
     assert r.scores[8] > 0.2                        # the 8 shares the posterior with the 3
 
 
+def test_an_eight_half_under_a_broad_glare_on_white_paper_is_not_called_a_three(reader):
+    # Fresh frame 5700041:97 (unseen fonts), named B3 at 0.9999: on a white disc the
+    # glare that took the 8's upper left is one saturated region reaching the patch's
+    # edge, so no highlight; its core counts (Print._white_glare_core).
+    _assert_not_read_as(reader, "5700041:97", "B8", "B3", fonts="unseen")
+
+
+def test_a_three_beside_bright_white_paper_is_still_read(reader):
+    # Fresh frame 5800010:103 (training fonts): the paper left of this clear 3 is
+    # saturated up to its box. Only the saturated region's core may hide a stroke,
+    # or every 3 on brightly lit white paper would be a possible 8.
+    from vision.bench_wrong import frame_at
+    ball, frame = frame_at("5800010:103", "train")
+    assert ball == "B3"
+    assert reader.read(frame).ball == "B3"
+
+
 def test_a_three_whose_top_a_broad_glare_took_is_not_called_a_five(reader):
     # Fresh frame (training fonts) named N35 at 0.9999: a glare over a tenth of the
     # flattened print, more than highlights were allowed before, washed out the top of
     # the second 3 of N33; what was left is short beside the first 3 and touches it.
     _assert_not_read_as(reader, "5300009:12", "N33", "N35")
+
+
+def test_on_white_paper_the_core_of_a_saturated_region_may_hide_ink():
+    from vision.print_find import WHITE_GLARE_CORE_PX
+    from vision.sphere import PATCH
+    white = _print_on((226, 228, 230))
+    white.flat.image[:40, :50] = 255                # a broad glare reaching the patch's edge
+    core = white.glare_halo
+    assert core[:40 - WHITE_GLARE_CORE_PX, :50 - WHITE_GLARE_CORE_PX].all()
+    assert not core[:, 50 - WHITE_GLARE_CORE_PX:].any() and not core[40 - WHITE_GLARE_CORE_PX:].any()
+    orange = _print_on((30, 140, 240))              # the white ball around a coloured disc
+    orange.flat.image[:, PATCH - 20:] = 255
+    assert not orange.glare_halo.any()
+    whiter = _print_on((236, 236, 236))             # paper this bright hides no glare
+    whiter.flat.image[:40, :50] = 255
+    assert not whiter.glare_halo.any()
 
 
 def test_a_three_is_an_eight_only_where_a_highlight_hides_both_left_strokes():

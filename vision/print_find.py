@@ -29,6 +29,14 @@ HIGHLIGHT_AREA = 0.15
 # (Print.glare_halo): this many patch pixels, about 3 deg.
 HALO_PX = 4
 _HALO = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * HALO_PX + 1, 2 * HALO_PX + 1))
+# White paper (Print._white_glare_core): its median darkest channel at least
+# WHITE_PAPER_LEVEL and its channels within WHITE_PAPER_SPREAD of each other (the
+# median); a saturated pixel's darkest channel is at least SATURATED.
+WHITE_PAPER_LEVEL = 150
+WHITE_PAPER_SPREAD = 30
+SATURATED = 250
+WHITE_GLARE_CORE_PX = 3
+_CORE = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * WHITE_GLARE_CORE_PX + 1, 2 * WHITE_GLARE_CORE_PX + 1))
 
 
 @dataclass
@@ -68,10 +76,28 @@ class Print:
 
     @functools.cached_property
     def glare_halo(self) -> np.ndarray:
-        """The highlights grown by their glow (HALO_PX): the left half of an 8 on a
-        blue disc washed out around a spot that covered only part of it (B8 read
-        B3 at 0.9999, fresh frame 5200000:2354)."""
-        return cv2.dilate(self.highlights().view(np.uint8), _HALO) > 0
+        """Where glare may have washed ink out: the highlights grown by their glow
+        (HALO_PX; the left half of an 8 on a blue disc washed out around a spot that
+        covered only part of it, B8 read B3 at 0.9999, fresh frame 5200000:2354), and
+        on white paper the core of any saturated region (Print._white_glare_core)."""
+        grown = cv2.dilate(self.highlights().view(np.uint8), _HALO) > 0
+        return grown | self._white_glare_core
+
+    @functools.cached_property
+    def _white_glare_core(self) -> np.ndarray:
+        """On white paper a broad glare is one saturated region with the paper around
+        it, reaching the patch's edge, so it is no highlight. Paper saturates under a
+        glare far fainter than the one that washes out ink, so only the region's core
+        (WHITE_GLARE_CORE_PX in from its edge) may hide a stroke (an 8 whose upper left
+        a glare took, read B3 at 0.9999, fresh frame 5700041:97, unseen fonts)."""
+        img, lo = self.flat.image, self.flat.image.min(axis=2)
+        paper = self.flat.valid & ~self.mask
+        if not paper.any():
+            return np.zeros(lo.shape, bool)
+        spread = img.max(axis=2)[paper].astype(np.int16) - lo[paper]
+        if not WHITE_PAPER_LEVEL <= float(median(lo[paper])) <= PAPER_NEAR_WHITE or float(median(spread)) > WHITE_PAPER_SPREAD:
+            return np.zeros(lo.shape, bool)
+        return cv2.erode((paper & (lo >= SATURATED)).view(np.uint8), _CORE) > 0
 
 
 class PrintFinder:
