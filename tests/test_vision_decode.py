@@ -63,7 +63,7 @@ def test_a_wrong_reading_the_posterior_check_refuses_sets_no_accept_level():
     # O67 read O61 with 0.66 of the posterior is never named, whatever its evidence
     # (0.57 among 16,000 calibration frames, 7 December): the levels come from the
     # wrong readings that could be named, here the one at 0.2 with 0.95 of it.
-    from vision.train import CALIB_COLUMNS, fitted_calibration
+    from vision.train import CALIB_COLUMNS, SECOND_MARGIN, fitted_calibration
     rng = np.random.default_rng(5)
     rows = np.zeros((503, len(CALIB_COLUMNS)))
     rows[:500, 0] = rng.uniform(0.0, 1.0, 500)
@@ -74,7 +74,7 @@ def test_a_wrong_reading_the_posterior_check_refuses_sets_no_accept_level():
     rows[500:, 3] = (0.66, 0.95, 0.5)
     rows[:, CALIB_COLUMNS.index("first_evidence")] = rows[:, 0]
     cal = fitted_calibration(rows)
-    assert cal.accept == pytest.approx(1.25 * 0.2) and cal.second_accept == pytest.approx(1.25 * 0.2)
+    assert cal.accept == pytest.approx(1.25 * 0.2) and cal.second_accept == pytest.approx(SECOND_MARGIN * 0.2)
     assert not cal.accepts(0.57, posterior=0.66)
 
 

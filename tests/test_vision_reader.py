@@ -321,6 +321,26 @@ def test_on_white_paper_the_core_of_a_saturated_region_may_hide_ink():
     assert not whiter.glare_halo.any()
 
 
+# A lone digit whose foot the holder's lip hides (Layout.foot_unseen): the flag and
+# stem of a 1, or the hook and stroke of a 2, read as a 7 by both classifiers
+# (fresh frames, named B7 at 0.9999 before).
+@pytest.mark.parametrize("where, truth, fonts", [("5900015:8", "B1", "train"), ("2700017:6", "B2", "unseen")])
+def test_a_lone_digit_whose_foot_the_lip_hides_is_not_called_a_seven(reader, where, truth, fonts):
+    _assert_not_read_as(reader, where, truth, "B7", fonts=fonts)
+
+
+def test_a_lone_digit_s_foot_is_unseen_only_where_its_lower_third_meets_the_unseen_part():
+    from vision.glyphs import _foot_unseen
+    visible = np.ones((102, 102), bool)
+    box = (40, 30, 20, 36)                          # x, y, w, h; tall 36
+    assert not _foot_unseen(visible, box, 36)
+    visible[62:, :] = False                         # the lip across the digit's lower fifth
+    assert _foot_unseen(visible, box, 36)
+    visible[:] = True
+    visible[:40, :] = False                         # the rim across its top: the foot is seen
+    assert not _foot_unseen(visible, box, 36)
+
+
 def test_a_three_is_an_eight_only_where_a_highlight_hides_both_left_strokes():
     from vision.decode import _eight_hidden
     spots = np.zeros((102, 102), bool)

@@ -41,6 +41,11 @@ SHORT_DIGIT = 0.5
 # what tells it apart there: the top of a 3 the lip cut short is a clean 2
 # (G53 read G52 at 0.9996, fresh frame 3900039:15).
 CUT_SHORT = 0.25
+# A lone digit whose foot the lip or the rim hides (Layout.foot_unseen) read as a 7
+# may be a 1 or a 2 that lost its foot: the flag and stem of a 1 or the hook and
+# stroke of a 2 are a 7 (B1 read B7 at 0.9999, fresh frame 5900015:8; B2 read B7,
+# 2700017:6). A 7 read there weighs CUT_SHORT.
+_LONE_SEVEN = 7 - 1
 
 
 # Closed loops each class may have (digits 0-9, letters B I N G O, reject). Ink
@@ -163,6 +168,8 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
         s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
         if lay.unseen_beside:
             s[_ONE_DIGIT] *= hidden_neighbour_factor(lay.unseen_beside)
+        if lay.foot_unseen:
+            s[_LONE_SEVEN] *= CUT_SHORT
     else:
         two = ~_ONE_DIGIT
         s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]

@@ -52,6 +52,7 @@ class Layout:
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
+    foot_unseen: bool = False  # lone digit whose lower third touches the unseen part: its foot may be hidden
 
     @property
     def open_loops(self) -> list[bool]:
@@ -324,7 +325,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         _touching_ink(other_ink, boxes, tall)) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
-    clipped, unseen_beside, narrow_at_edge, short_at_edge = False, "", -1, False
+    clipped, unseen_beside, narrow_at_edge, short_at_edge, foot_unseen = False, "", -1, False, False
     if valid is not None and not truncated:
         v = _turned_mask(valid, m_rot)
         clipped = _touches_unseen(v, boxes, tall)
@@ -333,6 +334,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
             short_digit = short_digit or short_at_edge
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
+            foot_unseen = clipped and _foot_unseen(v, boxes[-1], tall)
         elif glare is not None and not short_at_edge and _uneven(dig) and (spots := glare()).any():
             # The lower loop of an 8 under a highlight leaves a 3 (I28 read I23 at
             # 0.9999, fresh frame 4900003:98): short beside its neighbour, touching the spot.
@@ -342,7 +344,8 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge, letter_pieces)
+                  holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge, letter_pieces,
+                  foot_unseen)
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
@@ -523,6 +526,13 @@ def _cut_at_edge(visible: np.ndarray, digits, tall: float) -> tuple[bool, int]:
     short = cut(0, 3, SHORT_AT_EDGE) or cut(1, 3, SHORT_AT_EDGE)
     narrow = next((i for i in (0, 1) if cut(i, 2, NARROW_AT_EDGE)), -1)
     return short, narrow
+
+
+def _foot_unseen(visible: np.ndarray, box, tall: float) -> bool:
+    """Does the lower third of a lone digit's box touch what the frame does not show?"""
+    x, y, w, h = box
+    pad = int(round(0.08 * tall))
+    return not _seen(visible, x - pad, y + (2 * h) // 3, x + w + pad, y + h + pad)
 
 
 def _unseen_beside(visible: np.ndarray, box, tall: float) -> str:
