@@ -95,7 +95,9 @@ class Print:
         if not paper.any():
             return np.zeros(lo.shape, bool)
         spread = img.max(axis=2)[paper].astype(np.int16) - lo[paper]
-        if not WHITE_PAPER_LEVEL <= float(median(lo[paper])) <= PAPER_NEAR_WHITE or float(median(spread)) > WHITE_PAPER_SPREAD:
+        white = (WHITE_PAPER_LEVEL <= float(median(lo[paper])) <= PAPER_NEAR_WHITE
+                 and float(median(spread)) <= WHITE_PAPER_SPREAD)
+        if not white:
             return np.zeros(lo.shape, bool)
         return cv2.erode((paper & (lo >= SATURATED)).view(np.uint8), _CORE) > 0
 

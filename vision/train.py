@@ -13,9 +13,9 @@
 3. Read fresh frames (another seed) and fit the isotonic calibration of the
    confidence; the accept level is 1.25x the best evidence the first classifier
    gave any wrong reading the posterior check would let through, the second level
-   1.5x the same for the seconded evidence (SECOND_MARGIN). The run lists the wrong readings with the
-   most evidence, by frame (SEED:K), and how levels fitted on the first half of
-   the frames do on the second.
+   1.5x the same for the seconded evidence (SECOND_MARGIN). The run lists the
+   wrong readings with the most evidence, by frame (SEED:K), and how levels fitted
+   on the first half of the frames do on the second.
 Writes vision/data/glyphs.npz, glyphs_second.npz and calibration.npz (or the same names in --out).
 
 The process runs with the CPU's vector paths pinned (see pinned_env), so that
