@@ -186,24 +186,38 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
     return s
 
 
-def grown_scores(guess: Guess, model: GlyphModel, levels: tuple[float, ...] = (FAINT,)) -> list[np.ndarray]:
-    """(75,) scores under the guess with each glyph's faint ink (Print.faint at
-    each level) added back (glyphs.grown_glyphs), one array per level, in one
-    batch: a reading that only holds while lightened ink is left out (a 3 that
-    is an 8 under a highlight) loses here."""
+@dataclass
+class Grown:
+    """A guess's glyphs with their faint ink (Print.faint at each level) added
+    back (glyphs.grown_glyphs), cut once and classified by either classifier."""
+    guess: Guess
+    levels: tuple[float, ...]
+    features: np.ndarray        # every level's glyphs (letter first), level after level
+    loops: np.ndarray           # their loop factors, row for row
+    holes: list[list[int]]      # each level's glyphs' loops
+
+    def scores(self, model: GlyphModel) -> list[np.ndarray]:
+        """(75,) scores under the guess, one array per level."""
+        n = len(self.guess.layout.boxes)
+        probs = model.proba(self.features) * self.loops
+        return [_layout_scores(self.guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(self.levels))]
+
+
+def grow(guess: Guess, levels: tuple[float, ...] = (FAINT,)) -> Grown:
+    """The guess's glyphs grown at each faint-ink level, in one batch: a reading
+    that only holds while lightened ink is left out (a 3 that is an 8 under a
+    highlight) loses there (reader.best_reading)."""
     p = guess.print_
     cuts = grown_glyphs(p.strength, p.mask, [p.faint(level) for level in levels], guess.layout)
     images = [im for c in cuts for im in c[0]]
     aspects = [a for c in cuts for a in c[1]]
     holes = [h for c in cuts for h in c[2]]
-    n = len(guess.layout.boxes)
     # Faint ink thickens every stroke and can close a narrow opening (a 6's hook
     # onto its bowl makes a second loop): a class the glyph's own loops fit is
     # not refused for the loop its grown version gained.
     open_loops = guess.layout.open_loops * len(levels)
     loops = np.maximum(loop_factors(holes, open_loops), loop_factors(list(guess.layout.holes) * len(levels), open_loops))
-    probs = model.proba(features(images, aspects)) * loops
-    return [_layout_scores(guess.layout, probs[k * n:(k + 1) * n]) for k in range(len(levels))]
+    return Grown(guess, levels, features(images, aspects), loops, [list(c[2]) for c in cuts])
 
 
 # Share of the rows where an 8's upper-left and lower-left strokes would cross that a

@@ -12,6 +12,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model, second_weights
 from .colour import column_probabilities
-from .decode import (LETTER_UNSEEN, Guess, column_vector, combine, grown_scores, layouts, score_guesses,
+from .decode import (LETTER_UNSEEN, Grown, Guess, column_vector, combine, grow, layouts, score_guesses,
                      scores_with_hidden_eights)
 from .heap import keep_freed_memory
 from .locate import find_ball
@@ -35,6 +36,10 @@ EARLY_EXIT = 0.9         # evidence from dark ink at which light ink is not trie
 # Print centre turned further than this from the camera: squeezed to under 0.59 of its
 # width, it shows less than its glyphs suggest (fresh wrong readings sat at 55-58 deg).
 EDGE_ON = math.cos(math.radians(54))
+# Turned further than this (72.5 deg), the print shows under 0.3 of its width and thin
+# strokes along the squeeze vanish (a 9 lost its tail: I29 named I20 at 74 deg, fresh
+# frame 6300006:151): the evidence is halved once more.
+EDGE_ON_FAR = 0.3
 
 
 class ImageError(ValueError):
@@ -78,8 +83,9 @@ def reading_evidence(posterior: float, glyph_score: float, guess: Guess | None, 
     """Evidence for the best reading, with the penalty the glyph scores cannot see:
     a print squeezed at the rim shows far less than its clean-looking glyphs suggest."""
     ev = evidence(posterior, glyph_evidence(glyph_score, guess, colour_p))
-    if guess is not None and guess.print_.flat.centre[2] < EDGE_ON:
-        ev *= 0.5
+    if guess is not None:
+        z = guess.print_.flat.centre[2]
+        ev *= (0.5 if z < EDGE_ON else 1.0) * (0.5 if z < EDGE_ON_FAR else 1.0)
     return ev
 
 
@@ -151,11 +157,21 @@ class Calibration:
 FAINT_CHECKS = ((FAINT, 0.0), (0.3, 0.2), (0.25, 0.2))
 
 
-def _lightened_away(i: int, guess: Guess, model, glyph: np.ndarray, colour: np.ndarray) -> float | None:
-    """The best number's glyph score once its faint ink is added back, when that
-    makes another number win (decode.grown_scores); None when it holds."""
-    levels = tuple(level for level, _share in FAINT_CHECKS)
-    for grown, (_level, share) in zip(grown_scores(guess, model, levels), FAINT_CHECKS):
+class Best(NamedTuple):
+    """The best reading of a frame (best_reading)."""
+    post: np.ndarray            # (75,) posterior
+    glyph: np.ndarray           # (75,) glyph scores
+    who: list                   # the guess that gave each number its score
+    i: int                      # best number - 1
+    first: float                # the first classifier's evidence
+    second_floor: float = 0.0   # the second classifier's score restored by faint ink (seconded_evidence)
+
+
+def _lightened_away(i: int, scores: list[np.ndarray], glyph: np.ndarray, colour: np.ndarray) -> float | None:
+    """The best number's glyph score once its faint ink is added back (scores,
+    one per FAINT_CHECKS level), when that makes another number win; None when
+    it holds."""
+    for grown, (_level, share) in zip(scores, FAINT_CHECKS):
         joint = grown * colour
         j = int(np.argmax(joint))
         if j != i and joint[j] >= share * glyph[i] * colour[i]:
@@ -163,18 +179,41 @@ def _lightened_away(i: int, guess: Guess, model, glyph: np.ndarray, colour: np.n
     return None
 
 
-def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
-    """(posterior, glyph scores, guess per number, best index, evidence) or None.
+def _restored(i: int, grown: Grown, first: list[np.ndarray], second: list[np.ndarray], colour: np.ndarray) -> bool:
+    """Does faint ink restore the best number? Both classifiers name it at every
+    FAINT_CHECKS level, and at the first level each glyph keeps its loops: what
+    came back is a stroke paler than the mask's threshold (under a highlight, or
+    a thin serif), not a blur's halo that closes a 3 into an 8 (B3 read B8,
+    calibration frame 507926:74) nor pale glare that gives a 6 a second loop
+    (O67 read O65, 508021:46): both at 0.9999 without the loop check."""
+    names = all(int(np.argmax(s * colour)) == i for s in first + second)
+    return names and grown.holes[0] == list(grown.guess.layout.holes)
+
+
+def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, second=None) -> Best | None:
+    """The best reading, or None.
     With the glyph model, a best number that another number beats once its
     glyphs' faint ink is added back (FAINT_CHECKS) keeps only the score it has
-    then; up to three best numbers are checked. Where a highlight may hide an 8
-    in a 3 of the best number (decode.scores_with_hidden_eights), the numbers
-    with that 8 share the posterior; the best number stays the one read."""
+    then; up to three best numbers are checked. With the second classifier too,
+    a best number that faint ink restores (_restored) takes the scores of its
+    restored glyphs where higher: a stroke a highlight lightened does not leave
+    the reading unsure. Where a highlight may hide an 8 in a 3
+    of the best number (decode.scores_with_hidden_eights), the numbers with that
+    8 share the posterior; the best number stays the one read."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
     colour = column_vector(cols)
     checked: set[int] = set()
+    levels = tuple(level for level, _share in FAINT_CHECKS)
+    grown: dict[int, tuple] = {}
+
+    def grown_of(i: int):
+        if i not in grown:
+            g = grow(who[i], levels)
+            grown[i] = (g, g.scores(model))
+        return grown[i]
+
     while True:
         joint = glyph * colour
         total = joint.sum()
@@ -185,28 +224,38 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None):
         if model is None or i in checked or who[i] is None or len(checked) >= 3:
             break
         checked.add(i)
-        grown = _lightened_away(i, who[i], model, glyph, colour)
-        if grown is not None:
+        lowered = _lightened_away(i, grown_of(i)[1], glyph, colour)
+        if lowered is not None:
             glyph = glyph.copy()
-            glyph[i] = min(glyph[i], grown)
+            glyph[i] = min(glyph[i], lowered)
     hidden = scores_with_hidden_eights(i + 1, who[i]) if model is not None and who[i] is not None else None
+    floor = 0.0
     if hidden is not None:
         hidden[i] = 0.0           # the 3 itself keeps the score it was read with
         joint = np.maximum(glyph, hidden) * colour
         post = joint / joint.sum()
-    return post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i]))
+    elif second is not None and who[i] is not None:
+        g, by_first = grown_of(i)
+        by_second = g.scores(second)
+        if _restored(i, g, by_first, by_second, colour):
+            floor = float(by_second[0][i])
+            if by_first[0][i] > glyph[i]:
+                glyph = glyph.copy()
+                glyph[i] = by_first[0][i]
+                post = glyph * colour / (glyph * colour).sum()
+    return Best(post, glyph, who, i, reading_evidence(float(post[i]), float(glyph[i]), who[i], float(colour[i])), floor)
 
 
-def seconded_evidence(best, cols: dict[str, float], second) -> float:
+def seconded_evidence(best: Best, cols: dict[str, float], second) -> float:
     """The best reading's evidence, no more than the second classifier's glyph
-    evidence for the same number under the same layout: a confident misreading
+    evidence for the same number under the same layout (or its score restored
+    by faint ink, best.second_floor, where higher): a confident misreading
     of a glyph then needs both classifiers to make the same one."""
-    _post, _glyph, who, i, ev = best
-    g = who[i]
+    g, i = best.who[best.i], best.i
     if g is None:
-        return ev
-    score = score_guesses([(g.print_, g.layout)], second)[0].scores[i]
-    return min(ev, glyph_evidence(score, g, float(column_vector(cols)[i])))
+        return best.first
+    score = max(score_guesses([(g.print_, g.layout)], second)[0].scores[i], best.second_floor)
+    return min(best.first, glyph_evidence(score, g, float(column_vector(cols)[i])))
 
 
 class BallReader:
@@ -252,10 +301,10 @@ class BallReader:
             return Reading(None, None, None, 0.0, 0.0, raw)
         ball, guesses, cols = raw
         circle = ball.as_tuple()
-        best = best_reading(guesses, cols, self.model)
+        best = best_reading(guesses, cols, self.model, self.second)
         if best is None:
             return Reading(None, None, None, 0.0, 0.0, "no print found", circle)
-        post, glyph, who, i, first = best
+        post, glyph, who, i, first, _floor = best
         ev = seconded_evidence(best, cols, self.second)
         number = i + 1
         conf = self.calibration.confidence(ev, float(post[i]), first)

@@ -279,7 +279,7 @@ def _calib_chunk(args):
         raw = reader.raw(frame)
         if isinstance(raw, str) or not raw[1]:
             continue
-        best = best_reading(raw[1], raw[2], reader.model)
+        best = best_reading(raw[1], raw[2], reader.model, reader.second)
         if best is None:
             continue
         i, first = best[3], best[4]
