@@ -206,7 +206,8 @@ class Grown:
 def grow(guess: Guess, levels: tuple[float, ...] = (FAINT,)) -> Grown:
     """The guess's glyphs grown at each faint-ink level, in one batch: a reading
     that only holds while lightened ink is left out (a 3 that is an 8 under a
-    highlight) loses there (reader.best_reading)."""
+    highlight) loses there, and one the paler strokes make clearer gains
+    (reader.best_reading)."""
     p = guess.print_
     cuts = grown_glyphs(p.strength, p.mask, [p.faint(level) for level in levels], guess.layout)
     images = [im for c in cuts for im in c[0]]
