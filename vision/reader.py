@@ -234,7 +234,7 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, secon
         hidden[i] = 0.0           # the 3 itself keeps the score it was read with
         joint = np.maximum(glyph, hidden) * colour
         post = joint / joint.sum()
-    elif second is not None and who[i] is not None:
+    elif model is not None and second is not None and who[i] is not None:
         g, by_first = grown_of(i)
         by_second = g.scores(second)
         if _restored(i, g, by_first, by_second, colour):
