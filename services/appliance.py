@@ -329,7 +329,7 @@ class Appliance:
         elif decision == "confirm":
             decision = "represent"  # a better view first, before a person is bothered
         ok, jpeg = cv2.imencode(".jpg", frames[-1], [cv2.IMWRITE_JPEG_QUALITY, 85])
-        reason = next((r.reason for r in readings if r.reason), None) if decision != "commit" else None
+        reason = None if decision == "commit" else next((r.reason for r in readings if r.reason), fused.reason)
         outcome = self.engine.on_reading(fused.number, fused.confidence, decision, fused.frames, reason,
                                          jpeg.tobytes() if ok and self.cfg.record.keep_frames else None)
         read = {

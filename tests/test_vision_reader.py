@@ -239,6 +239,24 @@ def test_a_ball_not_named_never_shows_the_confidence_of_a_named_one(reader):
     assert fuse([r] * 5).confidence < 0.999
 
 
+def test_a_ball_named_just_over_the_accept_levels_is_not_called_whatever_the_map(reader):
+    # N41 at 6600000:130 is named, 1.115x over the accept levels. The map puts it in one
+    # flat block with readings under the levels: 0.99757 now, 0.9979 after the midday
+    # recalibration of 7 December, when five such frames fused to a call. Lifted to that,
+    # the ball still goes to a person.
+    from vision.bench_wrong import frame_at
+    from vision.fusion import fuse
+    from vision.reader import Calibration
+    cal = reader.calibration
+    lifted = Calibration(cal.xs, np.where(cal.ps >= 0.995, np.maximum(cal.ps, 0.9979), cal.ps),
+                         cal.accept, cal.unsure_ceiling, cal.second_accept)
+    _ball, frame = frame_at("6600000:130", "train")
+    r = BallReader(calibration=lifted).read(frame)
+    assert r.ball == "N41" and 1 <= r.clearance < 1.15
+    fused = fuse([r] * 5)
+    assert fused.confidence >= 0.999 and fused.decision == "confirm"
+
+
 # An 8 half under a saturated highlight is a clean 3 or 6 in one exposure (named
 # O63 and G46 at 0.9996 with one light by the weights before 4 December's retrain); a second exposure under a light at the
 # mirror place, taken through vision.glare's per-pixel minimum, shows the 8.

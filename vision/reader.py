@@ -58,6 +58,7 @@ class Reading:
     print_quad: list[tuple[float, float]] | None = None
     print_image: np.ndarray | None = None
     scores: dict[int, float] = field(default_factory=dict)
+    clearance: float = 0.0           # how far the evidence clears the accept levels (Calibration.clearance)
 
     def to_json(self) -> dict:
         return {"ball": self.ball, "letter": self.letter, "number": self.number,
@@ -144,6 +145,14 @@ class Calibration:
         first = ev if first is None else first
         return (first >= self.accept and ev >= self.second_accept and self(ev) >= MIN_CONFIDENCE
                 and posterior >= MIN_POSTERIOR)
+
+    def clearance(self, ev: float, first: float | None = None) -> float:
+        """How far a reading's evidence clears the accept levels, as the smaller
+        ratio of the two (1 at the levels). Unlike the map, it moves only when
+        calibration's worst wrong readings do: fusion commits on it (fusion.COMMIT_CLEARANCE)."""
+        first = ev if first is None else first
+        ratios = [first / self.accept] + ([ev / self.second_accept] if self.second_accept > 0 else [])
+        return float(min(ratios))
 
     def confidence(self, ev: float, posterior: float = 1.0, first: float | None = None) -> float:
         """The confidence to report: capped at `unsure_ceiling` when the ball is not named."""
@@ -311,7 +320,8 @@ class BallReader:
         scores = {int(n + 1): float(post[n]) for n in np.nonzero(post > 1e-4)[0]}
         g = who[i]
         quad, image = _print_outline(g) if g is not None else (None, None)
-        reading = Reading(None, None, None, conf, 0.0, None, circle, quad, image, scores)
+        reading = Reading(None, None, None, conf, 0.0, None, circle, quad, image, scores,
+                          self.calibration.clearance(ev, first))
         glyph_best = int(np.argmax(glyph)) + 1
         if self.calibration.accepts(ev, float(post[i]), first):
             reading.ball, reading.letter, reading.number = ball_name(number), letter_for(number), number
