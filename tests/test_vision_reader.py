@@ -432,9 +432,20 @@ def test_a_reading_its_faint_ink_restores_is_named(reader):
     assert ball == "B1" and reader.read(frame).ball == "B1"
 
 
-# ... but not where faint ink closes a loop: a blur's halo closes a 3 into an 8 (B3 at
-# 507926:74) and glare's pale ink gives a 6 a second loop beside a 7 read as a 5 (O67
-# at 508021:46); both were named wrong at 0.9999 without the loop check.
+# A loop a highlight broke, closed again by the faint ink under its glow, counts where the
+# number read needs it (decode.loop_needed, reader.GLARED_LOOP): an 8 with one loop (G48),
+# an 8 with none (B8), a 6 with none (O66). Fresh frames, all three unsure before.
+@pytest.mark.parametrize("where, truth", [("6600014:151", "G48"), ("6600029:184", "B8"), ("6600002:146", "O66")])
+def test_a_loop_glare_broke_is_restored_by_its_faint_ink(reader, where, truth):
+    from vision.bench_wrong import frame_at
+    ball, frame = frame_at(where, "train")
+    assert ball == truth and reader.read(frame).ball == truth
+
+
+# ... but not where faint ink closes a loop away from glare, or one the number does not
+# have: a blur's halo closes a 3 into an 8 (B3 at 507926:74) and glare's pale ink gives a
+# 6 a second loop beside a 7 read as a 5 (O67 at 508021:46); both were named wrong at
+# 0.9999 without the loop check.
 @pytest.mark.parametrize("where, truth, wrong", [("507926:74", "B3", "B8"), ("508021:46", "O67", "O65")])
 def test_faint_ink_that_closes_a_loop_restores_no_reading(reader, where, truth, wrong):
     ball = _calibration_reading(reader, where, truth).ball

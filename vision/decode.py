@@ -14,7 +14,7 @@ import numpy as np
 
 from .balls import LETTERS, letter_for
 from .classify import CLASSES, DIGITS, LETTERS as LETTER_SLICE, GlyphModel
-from .glyphs import Layout, features, grown_glyphs, parse, up_guesses, upright_mask
+from .glyphs import Layout, added_share, features, grown_glyphs, parse, up_guesses, upright_mask
 from .print_find import FAINT, Print
 
 _NUMS = np.arange(1, 76)
@@ -57,6 +57,18 @@ _MAX_HOLES = np.array([2, 0, 0, 0, 1, 0, 1, 0, 2, 1, 2, 0, 0, 0, 1, 99])
 _MIN_HOLES = np.array([1, 0, 0, 0, 0, 0, 1, 0, 2, 1, 2, 0, 0, 0, 1, 0])
 EXTRA_LOOP = 0.02
 MISSING_LOOP = 0.5
+
+
+def glyph_classes(number: int, lay: Layout) -> list[int]:
+    """Class index of each of the layout's glyphs (letter first) when it reads `number`."""
+    letter = [CLASSES.index(letter_for(number))] if lay.letter is not None else []
+    return letter + [CLASSES.index(d) for d in str(number)]
+
+
+def loop_needed(cls: int, was: int, now: int) -> bool:
+    """Did a glyph that lacked a loop its class needs gain one, and no more than
+    the class has? (A 6 given a second loop gained one it lacks.)"""
+    return was < now <= _MAX_HOLES[cls] and was < _MIN_HOLES[cls]
 
 
 def loop_factors(holes: list[int], open_loops: list[bool] | None = None) -> np.ndarray:
@@ -195,6 +207,12 @@ class Grown:
     features: np.ndarray        # every level's glyphs (letter first), level after level
     loops: np.ndarray           # their loop factors, row for row
     holes: list[list[int]]      # each level's glyphs' loops
+    added: list[list[tuple]]    # each level's glyphs' added ink (glyphs.grown_glyphs)
+
+    def under_glare(self, glyph: int, level: int = 0) -> float:
+        """Share of the ink added to a glyph (letter first) at levels[level] that lies
+        where glare may have washed ink out (Print.glare_halo)."""
+        return added_share(self.guess.print_.glare_halo, self.guess.layout, self.added[level][glyph])
 
     def scores(self, model: GlyphModel) -> list[np.ndarray]:
         """(75,) scores under the guess, one array per level."""
@@ -218,7 +236,8 @@ def grow(guess: Guess, levels: tuple[float, ...] = (FAINT,)) -> Grown:
     # not refused for the loop its grown version gained.
     open_loops = guess.layout.open_loops * len(levels)
     loops = np.maximum(loop_factors(holes, open_loops), loop_factors(list(guess.layout.holes) * len(levels), open_loops))
-    return Grown(guess, levels, features(images, aspects), loops, [list(c[2]) for c in cuts])
+    return Grown(guess, levels, features(images, aspects), loops, [list(c[2]) for c in cuts],
+                 [list(c[3]) for c in cuts])
 
 
 # Share of the rows where an 8's upper-left and lower-left strokes would cross that a

@@ -349,16 +349,17 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],
-                 lay: Layout) -> list[tuple[list, list, list]]:
+                 lay: Layout) -> list[tuple[list, list, list, list]]:
     """The layout's glyphs (letter first) with the faint ink that touches them
     added back, once per faint map: a highlight lightens ink below the mask's
     threshold, and what is left of an 8 missing its left half is a clean 3.
-    (images, aspects, holes) per faint map."""
+    (images, aspects, holes, added ink) per faint map; the added ink of a glyph
+    is (y0, x0, upright mask) for added_share."""
     m_rot = _rotation(lay.angle_deg)
     s = cv2.warpAffine(strength, m_rot, (PATCH, PATCH), flags=cv2.INTER_LINEAR)
     m = _turned_mask(mask, m_rot)
     faints = [_turned_mask(f, m_rot) for f in faints]
-    out: list[tuple[list, list, list]] = [([], [], []) for _ in faints]
+    out: list[tuple[list, list, list, list]] = [([], [], [], []) for _ in faints]
     for j, (x, y, w, h) in enumerate(lay.boxes):
         others = np.zeros_like(m)
         for k, (ox, oy, ow, oh) in enumerate(lay.boxes):
@@ -377,7 +378,7 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray
         own[y - y0:y - y0 + h, x - x0:x - x0 + w] = m[y:y + h, x:x + w]
         s_win = np.maximum(s[y0:y1, x0:x1], 0.8)
         others_win = others[y0:y1, x0:x1]
-        for faint, (images, aspects, holes) in zip(faints, out):
+        for faint, (images, aspects, holes, added) in zip(faints, out):
             win = (faint[y0:y1, x0:x1] & ~others_win).astype(np.uint8)
             n, lab = cv2.connectedComponents(win, connectivity=8)
             touching = np.zeros(n, bool)
@@ -396,7 +397,16 @@ def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray
             images.append(glyph_image(full, labels, blob))
             aspects.append(blob.w / max(blob.h, 1))
             holes.append(hole_count(labels, blob))
+            added.append((y0, x0, grown & ~own))
     return out
+
+
+def added_share(where: np.ndarray, lay: Layout, added: tuple[int, int, np.ndarray]) -> float:
+    """Share of the ink grown_glyphs added to a glyph that lies in `where` (a patch map)."""
+    y0, x0, ink = added
+    h, w = ink.shape
+    turned = _turned_mask(where, _rotation(lay.angle_deg))[y0:y0 + h, x0:x0 + w]
+    return float((ink & turned).sum()) / max(int(ink.sum()), 1)
 
 
 def _stray_ink(blobs: list[_Blob], used: set[int], boxes, tall: float, labels: np.ndarray | None = None,

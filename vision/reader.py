@@ -20,8 +20,8 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model, second_weights
 from .colour import column_probabilities
-from .decode import (LETTER_UNSEEN, Grown, Guess, column_vector, combine, grow, layouts, score_guesses,
-                     scores_with_hidden_eights)
+from .decode import (LETTER_UNSEEN, Grown, Guess, column_vector, combine, glyph_classes, grow, layouts,
+                     loop_needed, score_guesses, scores_with_hidden_eights)
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import FAINT, PrintFinder
@@ -33,6 +33,7 @@ MIN_CONFIDENCE = 0.97    # never name a ball below this calibrated confidence
 MIN_POSTERIOR = 0.9      # ... nor when other numbers hold more than a tenth of the posterior
 UNSURE_CEILING = 0.9     # default confidence cap of a reading not named; the calibration file carries a measured one
 EARLY_EXIT = 0.9         # evidence from dark ink at which light ink is not tried
+GLARED_LOOP = 0.5        # share of the faint ink that closed a loop lying under glare (_restored)
 # Print centre turned further than this from the camera: squeezed to under 0.59 of its
 # width, it shows less than its glyphs suggest (fresh wrong readings sat at 55-58 deg).
 EDGE_ON = math.cos(math.radians(54))
@@ -194,9 +195,16 @@ def _restored(i: int, grown: Grown, first: list[np.ndarray], second: list[np.nda
     came back is a stroke paler than the mask's threshold (under a highlight, or
     a thin serif), not a blur's halo that closes a 3 into an 8 (B3 read B8,
     calibration frame 507926:74) nor pale glare that gives a 6 a second loop
-    (O67 read O65, 508021:46): both at 0.9999 without the loop check."""
-    names = all(int(np.argmax(s * colour)) == i for s in first + second)
-    return names and grown.holes[0] == list(grown.guess.layout.holes)
+    (O67 read O65, 508021:46): both at 0.9999 without the loop check. A loop
+    gained counts where the number needs it and most of the ink that closed it lies
+    under glare's glow (GLARED_LOOP): a highlight took the right of a 6's loop (O62
+    facing the camera, dev frame ball_00185)."""
+    if not all(int(np.argmax(s * colour)) == i for s in first + second):
+        return False
+    lay = grown.guess.layout
+    loops = zip(glyph_classes(i + 1, lay), lay.holes, grown.holes[0])
+    return all(now == was or (loop_needed(c, was, now) and grown.under_glare(j) >= GLARED_LOOP)
+               for j, (c, was, now) in enumerate(loops))
 
 
 def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, second=None) -> Best | None:
