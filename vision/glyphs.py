@@ -331,6 +331,10 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         clipped = _touches_unseen(v, boxes, tall)
         if clipped and len(dig) == 2:
             short_at_edge, narrow_at_edge = _cut_at_edge(v, [b[2] for b in dig], tall)
+            # With the letter unseen, the lip can take the tops of both digits alike, so
+            # neither is short beside the other (I23 upside down read I25 at 0.9999, fresh
+            # frame 6800008:62, a font family never trained on).
+            short_at_edge = short_at_edge or (letter is None and all(_top_unseen(v, b[2], tall) for b in dig))
             short_digit = short_digit or short_at_edge
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
@@ -536,6 +540,13 @@ def _cut_at_edge(visible: np.ndarray, digits, tall: float) -> tuple[bool, int]:
     short = cut(0, 3, SHORT_AT_EDGE) or cut(1, 3, SHORT_AT_EDGE)
     narrow = next((i for i in (0, 1) if cut(i, 2, NARROW_AT_EDGE)), -1)
     return short, narrow
+
+
+def _top_unseen(visible: np.ndarray, box, tall: float) -> bool:
+    """Does the upper third of a digit's box touch what the frame does not show?"""
+    x, y, w, h = box
+    pad = int(round(0.08 * tall))
+    return not _seen(visible, x - pad, y - pad, x + w + pad, y + h // 3)
 
 
 def _foot_unseen(visible: np.ndarray, box, tall: float) -> bool:
