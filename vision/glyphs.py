@@ -48,7 +48,8 @@ class Layout:
     short_digit: bool = False  # one digit under SHORT of the other's height (SHORT_AT_EDGE where
                                # it touches the unseen part): it lost a part
     short_at_edge: bool = False  # ... and it touches the unseen part or a saturated highlight:
-                                 # what it lost may be hidden there
+                                 # what it lost may be hidden there (also: the letter unseen and
+                                 # both digits' tops touching the unseen part, _top_unseen)
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
