@@ -2,7 +2,6 @@
 appliance reading balls a highlight damages, with one lamp and with two, publishing its
 call on a real mosquitto."""
 import functools
-import itertools
 import json
 
 import numpy as np
@@ -14,7 +13,7 @@ from mqtt_broker import Subscriber
 from firmware.glare_lights import GlareLights
 from services.appliance import LIGHTS_FAULT, Appliance
 from services.config import parse_config
-from vision.bench import renderer_scenes
+from vision.bench import renderer_scene_at
 from vision.bench_wrong import font_set
 from vision.render import random_scene
 
@@ -54,7 +53,7 @@ def test_a_busy_second_pin_leaves_the_first_one_free(factory):
 def renderer_ball(where, fonts=None):
     """The scene of renderer frame SEED:INDEX (as vision.bench_wrong numbers them)."""
     seed, k = (int(v) for v in where.split(":"))
-    return next(itertools.islice(renderer_scenes(k + 1, seed, fonts), k, None))[0]
+    return renderer_scene_at(seed, k, fonts, frame=False)[0]
 
 
 def o68_under_glare():

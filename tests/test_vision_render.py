@@ -97,3 +97,17 @@ def test_a_second_light_at_the_mirror_place_moves_the_glare_so_the_minimum_loses
     saturated = lambda f: int(((f.min(axis=2) >= 250) & ball).sum())
     assert saturated(a) > 150 and saturated(b) > 150      # each exposure has its glare spot ...
     assert saturated(remove_glare(a, b)) < 0.1 * saturated(a)   # ... in another place
+
+
+def test_a_scene_reached_without_drawing_the_frames_before_it_is_the_same_frame():
+    # Tests and hunts name renderer frames SEED:INDEX; reaching one skips drawing the
+    # frames before it (render.skip_frame), which must leave the random stream as drawing them does.
+    from vision.bench import renderer_scene_at, renderer_scenes
+    from vision.render import OTHER_FONTS
+
+    drawn = list(renderer_scenes(4, 31, OTHER_FONTS))
+    scene, frame = renderer_scene_at(31, 3, OTHER_FONTS)
+    assert scene == drawn[3][0]
+    assert np.array_equal(frame, drawn[3][1])
+    assert renderer_scene_at(31, 2, OTHER_FONTS, frame=False) == (drawn[2][0], None)
+    assert [s for s, _ in renderer_scenes(4, 31, OTHER_FONTS, frames=False)] == [s for s, _ in drawn]

@@ -62,15 +62,28 @@ def dev_frames(limit: int | None = None):
         yield r["ball"], float(r["ink_visible"]), cv2.imread(str(DEV / r["image"]))
 
 
-def renderer_scenes(n: int, seed: int, fonts=None):
-    """(scene, frame) of n random scenes drawn from seed."""
-    from .render import random_scene, render
+def renderer_scenes(n: int, seed: int, fonts=None, *, start: int = 0, frames: bool = True):
+    """(scene, frame) of random scenes start..n-1 drawn from seed. The frames
+    before start are not drawn, nor any with frames=False (frame None): only
+    their random draws are made, so scene k is the same however it is reached."""
+    from .render import random_scene, render, skip_frame
     rng = np.random.default_rng(seed)
-    for _ in range(n):
+    for k in range(n):
         number = int(rng.integers(1, 76))
         kw = {"font": str(rng.choice(fonts))} if fonts else {}
         scene = random_scene(number, rng, **kw)
-        yield scene, render(scene, rng)
+        if k < start:
+            skip_frame(rng)
+        elif frames:
+            yield scene, render(scene, rng)
+        else:
+            skip_frame(rng)
+            yield scene, None
+
+
+def renderer_scene_at(seed: int, k: int, fonts=None, frame: bool = True):
+    """(scene, frame) of renderer scene k of seed (frame None with frame=False)."""
+    return next(renderer_scenes(k + 1, seed, fonts, start=k, frames=frame))
 
 
 def two_light_frame(scene, frame: np.ndarray, seed: int, k: int) -> np.ndarray:

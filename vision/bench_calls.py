@@ -53,7 +53,7 @@ def _chunk(args):
     rng = np.random.default_rng([seed, 7])  # the frames' noise; the scenes are bench_wrong's
     counts = {"commit": 0, "confirm": 0, "represent": 0, "readable": 0, "readable_called": 0}
     wrong = []
-    for k, (scene, _) in enumerate(renderer_scenes(n, seed, font_set(fonts))):
+    for k, (scene, _) in enumerate(renderer_scenes(n, seed, font_set(fonts), frames=False)):
         taken = resting_ball_frames(scene, rng, frames, two_lamps)
         checks = [reader.read(e) for e in taken.exposures] if check_exposures else None
         fused = fuse([reader.read(f) for f in taken.frames], checks=checks)

@@ -12,14 +12,13 @@ calibration seeds (vision/train.py) are not fresh.
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
 from multiprocessing import Pool
 
 import cv2
 import numpy as np
 
-from .bench import renderer_frames, renderer_scenes, two_light_frame
+from .bench import renderer_frames, renderer_scene_at, two_light_frame
 
 CHUNK = 125
 
@@ -72,7 +71,7 @@ def hunt(frames: int, seed: int, fonts: str, workers: int, two_lights: bool = Fa
 
 def frame_at(where: str, fonts: str, two_lights: bool = False) -> tuple[str, np.ndarray]:
     seed, k = (int(v) for v in where.split(":"))
-    scene, frame = next(itertools.islice(renderer_scenes(k + 1, seed, font_set(fonts)), k, None))
+    scene, frame = renderer_scene_at(seed, k, font_set(fonts))
     return scene.ball, two_light_frame(scene, frame, seed, k) if two_lights else frame
 
 

@@ -164,10 +164,21 @@ def render(scene: Scene | None, rng: np.random.Generator, size=(640, 480), *,
             scene._cache[key] = _clean_frame(scene, size)
         clean = scene._cache[key]
         base = scene
-    noisy = clean + rng.standard_normal(clean.shape, dtype=np.float32) * np.float32(base.noise)
+    noisy = clean + _sensor_noise(clean.shape, rng) * np.float32(base.noise)
     frame = np.clip(noisy, 0, 255).astype(np.uint8)
     ok, jpg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, int(base.jpeg_quality)])
     return cv2.imdecode(jpg, cv2.IMREAD_COLOR)
+
+
+def skip_frame(rng: np.random.Generator, size=(640, 480)) -> None:
+    """Make the random draws render makes for one frame, without drawing it: a
+    scene drawn from rng next is then the one that follows that frame."""
+    _sensor_noise((size[1], size[0], 3), rng)
+
+
+def _sensor_noise(shape, rng: np.random.Generator) -> np.ndarray:
+    # render's only draws from rng (skip_frame repeats them): unit noise, then scaled.
+    return rng.standard_normal(shape, dtype=np.float32)
 
 
 def mirror_lit(scene: Scene) -> Scene:

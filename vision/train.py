@@ -40,6 +40,7 @@ import cv2
 import numpy as np
 
 from .balls import LETTERS, ball_name
+from .bench import renderer_scene_at, renderer_scenes
 from .classify import CLASSES, REJECT, WEIGHTS, GlyphModel, second_weights
 from .glyphs import features, parse, up_guesses
 from .locate import find_ball
@@ -251,12 +252,10 @@ _FIRST = CALIB_COLUMNS.index("first_evidence")
 
 
 def _calib_frames(seed: int, n: int):
-    """(k, number, scene, frame) of the calibration chunk drawn from seed."""
-    rng = np.random.default_rng(seed)
-    for k in range(n):
-        number = int(rng.integers(1, 76))
-        scene = random_scene(number, rng)
-        yield k, number, scene, render(scene, rng)
+    """(k, number, scene, frame) of the calibration chunk drawn from seed: the
+    renderer's scenes of the bench (training fonts)."""
+    for k, (scene, frame) in enumerate(renderer_scenes(n, seed)):
+        yield k, scene.number, scene, frame
 
 
 def calibration_frame(where: str) -> tuple[int, np.ndarray]:
@@ -264,9 +263,8 @@ def calibration_frame(where: str) -> tuple[int, np.ndarray]:
     seed, k = (int(v) for v in where.split(":"))
     if seed < 0 or k < 0:
         raise ValueError(f"no calibration frame {where}")
-    for _k, number, _scene, frame in _calib_frames(seed, k + 1):
-        pass
-    return number, frame
+    scene, frame = renderer_scene_at(seed, k)
+    return scene.number, frame
 
 
 def _calib_chunk(args):
