@@ -354,6 +354,12 @@ def test_a_lone_digit_whose_foot_the_lip_hides_is_not_called_a_seven(reader, whe
     _assert_not_read_as(reader, where, truth, "B7", fonts=fonts)
 
 
+# The same in a two-digit number: a 2 near the rim with its base squeezed out of
+# sight (I22 named I27 at 0.9975, fresh frame 6900012:58, fonts never trained on).
+def test_a_digit_of_two_whose_foot_the_rim_hides_is_not_called_a_seven(reader):
+    _assert_not_read_as(reader, "6900012:58", "I22", "I27", fonts="unseen")
+
+
 def test_a_lone_digit_s_foot_is_unseen_only_where_its_lower_third_meets_the_unseen_part():
     from vision.glyphs import _foot_unseen
     visible = np.ones((102, 102), bool)
@@ -364,6 +370,17 @@ def test_a_lone_digit_s_foot_is_unseen_only_where_its_lower_third_meets_the_unse
     visible[:] = True
     visible[:40, :] = False                         # the rim across its top: the foot is seen
     assert not _foot_unseen(visible, box, 36)
+
+
+def test_a_digit_of_two_has_its_foot_unseen_only_where_the_band_under_it_is_unseen():
+    from vision.glyphs import _foot_unseen, _under_unseen
+    visible = np.ones((102, 102), bool)
+    box = (40, 30, 20, 36)                          # x, y, w, h; tall 36
+    assert not _under_unseen(visible, box, 36)
+    visible[50:, 62:] = False                       # the rim beside the digit's lower right
+    assert _foot_unseen(visible, box, 36) and not _under_unseen(visible, box, 36)
+    visible[66:, 45:55] = False                     # and under its foot
+    assert _under_unseen(visible, box, 36)
 
 
 def test_a_three_is_an_eight_only_where_a_highlight_hides_both_left_strokes():

@@ -44,7 +44,8 @@ CUT_SHORT = 0.25
 # A lone digit whose foot the lip or the rim hides (Layout.foot_unseen) read as a 7
 # may be a 1 or a 2 that lost its foot: the flag and stem of a 1 or the hook and
 # stroke of a 2 are a 7 (B1 read B7 at 0.9999, fresh frame 5900015:8; B2 read B7,
-# 2700017:6). A 7 read there weighs CUT_SHORT.
+# 2700017:6). A 7 read there weighs CUT_SHORT, in a two-digit number too (a 2 at
+# the rim with its base squeezed out of sight: I22 read I27 at 0.9975, 6900012:58).
 _LONE_SEVEN = 7 - 1
 
 
@@ -180,11 +181,14 @@ def _layout_scores(lay: Layout, probs: np.ndarray) -> np.ndarray:
         s[_ONE_DIGIT] = pl[_COL[_ONE_DIGIT]] * pd[0][_ONES[_ONE_DIGIT]]
         if lay.unseen_beside:
             s[_ONE_DIGIT] *= hidden_neighbour_factor(lay.unseen_beside)
-        if lay.foot_unseen:
+        if any(lay.foot_unseen):
             s[_LONE_SEVEN] *= CUT_SHORT
     else:
         two = ~_ONE_DIGIT
         s[two] = pl[_COL[two]] * pd[0][_TENS[two]] * pd[1][_ONES[two]]
+        for place, unseen in zip((_TENS, _ONES), lay.foot_unseen):
+            if unseen:
+                s[two & (place == 7)] *= CUT_SHORT
     if lay.truncated:
         s *= TRUNCATED
     elif lay.clipped:

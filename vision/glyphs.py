@@ -53,7 +53,7 @@ class Layout:
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
-    foot_unseen: bool = False  # lone digit whose lower third touches the unseen part: its foot may be hidden
+    foot_unseen: tuple[bool, ...] = ()  # per digit: its lower third touches the unseen part, its foot may be hidden
 
     @property
     def open_loops(self) -> list[bool]:
@@ -326,10 +326,12 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         _touching_ink(other_ink, boxes, tall)) or (
         len(dig) == 1 and _ink_beside(other_ink, boxes[-1], tall)) or (
         letter is not None and _ink_in_gap(all_blobs, used, boxes))
-    clipped, unseen_beside, narrow_at_edge, short_at_edge, foot_unseen = False, "", -1, False, False
+    clipped, unseen_beside, narrow_at_edge, short_at_edge, foot_unseen = False, "", -1, False, ()
     if valid is not None and not truncated:
         v = _turned_mask(valid, m_rot)
         clipped = _touches_unseen(v, boxes, tall)
+        foot_unseen = tuple(clipped and (_foot_unseen(v, b, tall) if len(dig) == 1 else _under_unseen(v, b, tall))
+                            for b in boxes[len(boxes) - len(dig):])
         if clipped and len(dig) == 2:
             short_at_edge, narrow_at_edge = _cut_at_edge(v, [b[2] for b in dig], tall)
             # With the letter unseen, the lip can take the tops of both digits alike, so
@@ -339,7 +341,6 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
             short_digit = short_digit or short_at_edge
         if len(dig) == 1:
             unseen_beside = _unseen_beside(v, boxes[-1], tall)
-            foot_unseen = clipped and _foot_unseen(v, boxes[-1], tall)
         elif glare is not None and not short_at_edge and _uneven(dig) and (spots := glare()).any():
             # The lower loop of an 8 under a highlight leaves a 3 (I28 read I23 at
             # 0.9999, fresh frame 4900003:98): short beside its neighbour, touching the spot.
@@ -551,10 +552,16 @@ def _top_unseen(visible: np.ndarray, box, tall: float) -> bool:
 
 
 def _foot_unseen(visible: np.ndarray, box, tall: float) -> bool:
-    """Does the lower third of a lone digit's box touch what the frame does not show?"""
+    """Does the lower third of a digit's box touch what the frame does not show?"""
     x, y, w, h = box
     pad = int(round(0.08 * tall))
     return not _seen(visible, x - pad, y + (2 * h) // 3, x + w + pad, y + h + pad)
+
+
+def _under_unseen(visible: np.ndarray, box, tall: float) -> bool:
+    """Does the band just under a digit's box touch what the frame does not show?"""
+    x, y, w, h = box
+    return not _seen(visible, x, y + h, x + w, y + h + int(round(0.08 * tall)))
 
 
 def _unseen_beside(visible: np.ndarray, box, tall: float) -> str:
