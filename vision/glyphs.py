@@ -53,7 +53,7 @@ class Layout:
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
-    foot_unseen: tuple[bool, ...] = ()  # per digit: its lower third touches the unseen part, its foot may be hidden
+    foot_unseen: tuple[bool, ...] = ()  # per digit: its foot may be hidden (_foot_unseen, _under_unseen)
 
     @property
     def open_loops(self) -> list[bool]:
@@ -552,14 +552,15 @@ def _top_unseen(visible: np.ndarray, box, tall: float) -> bool:
 
 
 def _foot_unseen(visible: np.ndarray, box, tall: float) -> bool:
-    """Does the lower third of a digit's box touch what the frame does not show?"""
+    """Does the lower third of a lone digit's box touch what the frame does not show?"""
     x, y, w, h = box
     pad = int(round(0.08 * tall))
     return not _seen(visible, x - pad, y + (2 * h) // 3, x + w + pad, y + h + pad)
 
 
 def _under_unseen(visible: np.ndarray, box, tall: float) -> bool:
-    """Does the band just under a digit's box touch what the frame does not show?"""
+    """Does the band just under a digit's box touch what the frame does not show? (For
+    two digits: their lower thirds often meet the rim beside a whole foot.)"""
     x, y, w, h = box
     return not _seen(visible, x, y + h, x + w, y + h + int(round(0.08 * tall)))
 
