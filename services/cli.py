@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import json
 import logging
@@ -11,6 +12,9 @@ import threading
 from pathlib import Path
 
 from services.config import ConfigError, load_config
+
+
+STOP_STACKS_AFTER_S = 25.0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -43,7 +47,12 @@ def _run(args: argparse.Namespace) -> int:
     waiter = threading.Thread(target=lambda: (appliance.wait(), stop.set()), daemon=True)
     waiter.start()
     stop.wait()
+    logging.info("stopping")
+    # A stop that hangs (a thread that will not end holds the process up at exit)
+    # leaves every thread's stack in the log; systemd or a test kills it later.
+    faulthandler.dump_traceback_later(STOP_STACKS_AFTER_S)
     appliance.stop()
+    logging.info("stopped")
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.server
 import json
 import re
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -63,6 +64,9 @@ class Running:
         self.proc.terminate()
         try:
             return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            # The appliance logs every thread's stack when its stop hangs (services.cli).
+            raise AssertionError(f"the appliance did not stop in 30 s:\n{log_of(self.proc)}") from None
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
