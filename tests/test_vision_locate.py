@@ -84,3 +84,21 @@ def test_a_straight_edge_with_ball_under_it_is_no_lip():
     ball = find_ball(frame)
     assert ball is not None and ball.lip is not None
     assert ball.lip_y == pytest.approx(230 + 0.55 * 140, abs=6)
+
+
+def test_a_lip_only_its_colour_shows_is_found():
+    # In dim light a brown lip under a blue disc is as bright as the disc: the
+    # edge is a change of colour only (calibration frame 507925:32, B3 read B2
+    # with the 3's lower half hidden). Here a brown holder hides the blue ball
+    # below the edge, as bright (its brightest channel) as the ball just above it.
+    rng = np.random.default_rng(9)
+    scene = scene_with(random_scene(12, rng), lip_frac=-0.2, style="solid", colour="blue",
+                       centre=(320, 230), radius=140)
+    frame = render(scene, rng)
+    row = 230 + int(0.55 * 140)
+    v = float(np.median(frame[row - 1, 220:420].max(axis=1)))
+    frame[row:] = (0.45 * v, 0.6 * v, v)
+    assert find_ball(frame, colour_lip=False).lip is None
+    ball = find_ball(frame)
+    assert ball is not None and ball.lip is not None
+    assert ball.lip_y == pytest.approx(row, abs=6) and abs(ball.lip_slope) < 0.05

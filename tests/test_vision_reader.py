@@ -477,3 +477,20 @@ def test_two_digits_the_lip_took_the_tops_of_are_not_named_another_number(reader
 def test_faint_ink_that_closes_a_loop_restores_no_reading(reader, where, truth, wrong):
     ball = _calibration_reading(reader, where, truth).ball
     assert ball != wrong and ball in (truth, None)
+
+
+# A brown lip as bright as the blue disc above it, found by its colour only (vision.locate):
+# the 3 under it lost its lower half, and what was left read as a 2 (calibration frame
+# 507925:32). Only the B's open loops held B2 down (first evidence 0.26); with the letter
+# no longer charged for them B2 rose to 0.52, and the accept level, 1.25 times the worst
+# wrong calibration reading, to 0.65. With the lip found, no 2 is read there.
+def test_a_three_under_a_lip_only_its_colour_shows_is_not_read_a_two(reader):
+    from vision.locate import find_ball
+    from vision.reader import best_reading
+    from vision.train import calibration_frame
+    number, frame = calibration_frame("507925:32")
+    assert number == 3 and find_ball(frame).lip is not None
+    ball, guesses, cols = reader.raw(frame)
+    best = best_reading(guesses, cols, reader.model, reader.second)
+    assert best.i + 1 != 2 or best.first < reader.calibration.accept
+    assert reader.read(frame).ball in ("B3", None)

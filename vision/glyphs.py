@@ -52,13 +52,14 @@ class Layout:
                                  # both digits' tops touching the unseen part, _top_unseen)
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
-    letter_pieces: bool = False  # the letter was joined from pieces: its loops are broken open
     foot_unseen: tuple[bool, ...] = ()  # per digit: its foot may be hidden (_foot_unseen, _under_unseen)
 
     @property
     def open_loops(self) -> list[bool]:
-        """Per glyph (letter first): loops it may lack because it broke into pieces."""
-        return ([self.letter_pieces] if self.letter is not None else []) + [False] * len(self.digits)
+        """Per glyph (letter first): loops it may lack. The letter's: it is small and
+        its thin strokes (a serif O's top and bottom, a B's bowls) fall under the ink
+        threshold or break it into pieces, so a lost loop says little about it."""
+        return ([True] if self.letter is not None else []) + [False] * len(self.digits)
 
 
 @dataclass
@@ -285,7 +286,6 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
     if letter is not None and join_letter:
         letter = _letter_with_pieces(letter, [b for b in blobs if b is not letter and b not in row
                                               and b not in pieces], min(b.y for b in row), tall)
-    letter_pieces = letter is not None and letter.label < 0
     if letter is not None and not (0.3 * tall <= letter.h <= 0.95 * tall):
         return None
     bars = [b for b in blobs if b not in row and b is not letter and b.y >= bottom - 0.15 * tall
@@ -350,7 +350,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         beside = _faint_beside(_turned_mask(faint, m_rot), np.isin(labels, list(used)), boxes[-1], tall)
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
-                  holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge, letter_pieces,
+                  holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge,
                   foot_unseen)
 
 

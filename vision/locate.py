@@ -128,8 +128,11 @@ def _coarse(v_small: np.ndarray, r_min: float, r_max: float, centre_box=None):
     return float(x), float(y), float(radii[i])
 
 
-def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) -> Circle | None:
-    """Fit the rim at full resolution: strongest bright -> dark step along each ray."""
+def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3,
+            colour: np.ndarray | None = None) -> Circle | None:
+    """Fit the rim at full resolution: strongest bright -> dark step along each ray.
+    colour: the same image in BGR, where a lip that brightness does not show is
+    looked for again (_lip_edge)."""
     h, w = v.shape
     # Blur only the window the rays can reach.
     m = 1.4 * r + 4
@@ -178,7 +181,14 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3) ->
     # in the shadow under a dark ball looks the same, so the lip must show itself
     # as a straight edge across the ball.
     low = float(ey.max())
-    lip = _lip_edge(vf, x, y, r, low) if low < y + 0.93 * r else None
+    lip = None
+    if low < y + 0.93 * r:
+        lip = _lip_edge(vf, x, y, r, low)
+        # A brown lip under a blue disc in dim light is as bright as the disc:
+        # its edge is a change of colour only (B3 read B2, the 3's lower half
+        # under a lip not found: calibration frame 507925:32).
+        if lip is None and colour is not None:
+            lip = _lip_edge(colour[y0:y1, x0:x1].astype(np.float32), x, y, r, low)
     if lip is None:
         return Circle(x + x0, y + y0, r, support)
     return Circle(x + x0, y + y0, r, support, lip[0] + y0, lip[1])
@@ -192,7 +202,8 @@ def _lip_edge(vf: np.ndarray, x: float, y: float, r: float, low: float) -> tuple
     """The holder lip's upper edge as (row below the centre, slope), or None when there is no lip.
 
     Down each of 13 columns across the ball, the lowest clear brightness step
-    above the rim (either way: the lip may be lighter or darker than the ball).
+    above the rim (either way: the lip may be lighter or darker than the ball;
+    in a colour image, the largest step of the three channels).
     A lip is a straight edge, often slanted (the ball is not at the middle of
     the holder's curve): most columns' steps lie on one line. Print, a disc's
     edge or smooth shading do not line up like that.
@@ -204,6 +215,8 @@ def _lip_edge(vf: np.ndarray, x: float, y: float, r: float, low: float) -> tuple
     py = top[:, None] + (bottom - top)[:, None] * ts[None, :]
     prof = cv2.remap(vf, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     d = np.abs(prof[:, 3:] - prof[:, :-3])
+    if d.ndim == 3:
+        d = d.max(axis=2)
     mid_rows = py[:, 1:-2]
     step = (d > 14.0) & (mid_rows < (bottom - 0.04 * r)[:, None])
     # Below the lip there is only the holder: the lip is the lowest clear step
@@ -231,12 +244,16 @@ def _lip_edge(vf: np.ndarray, x: float, y: float, r: float, low: float) -> tuple
 
 
 def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = None,
-              r_range: tuple[float, float] = (70, 200), holder_check: bool = True) -> Circle | None:
+              r_range: tuple[float, float] = (70, 200), holder_check: bool = True,
+              colour_lip: bool = True) -> Circle | None:
     """The ball's circle in frame pixels, or None. region: calibrated holder circle (x, y, r).
-    holder_check: drop a lip whose edge has ball under it (_lip_is_holder)."""
+    holder_check: drop a lip whose edge has ball under it (_lip_is_holder).
+    colour_lip: where brightness shows no lip, look for one in colour."""
     h, w = frame.shape[:2]
     # The rim is fitted at half resolution (ample for balls of 70+ px radius).
-    half = brightness(cv2.resize(frame, (w // 2, h // 2), interpolation=cv2.INTER_AREA))
+    half_bgr = cv2.resize(frame, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    half = brightness(half_bgr)
+    colour = half_bgr if colour_lip else None
     small = cv2.resize(half, (w // SCALE, h // SCALE), interpolation=cv2.INTER_AREA)
     half = half.astype(np.float32)
     box = None
@@ -252,13 +269,13 @@ def find_ball(frame: np.ndarray, region: tuple[float, float, float] | None = Non
         return None
     cx, cy, cr = coarse
     s = SCALE        # an accumulator cell is SCALE half-resolution pixels
-    found = _refine(half, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s)
+    found = _refine(half, cx * s + s / 2 - 0.5, cy * s + s / 2 - 0.5, cr * s, colour=colour)
     if found is None:
         return None
     # A white disc on a dark ball can outshine the ball's own rim: look once
     # for a clear rim further out around the same centre.
     if region is None or found.r < 0.85 * region[2] / 2:
-        outer = _refine(half, found.x, found.y, found.r * 1.45, iterations=2)
+        outer = _refine(half, found.x, found.y, found.r * 1.45, iterations=2, colour=colour)
         if (outer is not None and outer.r > 1.15 * found.r and outer.support >= 0.35
                 and np.hypot(outer.x - found.x, outer.y - found.y) < 0.3 * found.r
                 and (region is None or outer.r < 1.25 * region[2] / 2)):

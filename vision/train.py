@@ -120,8 +120,9 @@ def samples_for_frame(scene, frame, rng) -> tuple[list, list, list]:
     # Glyphs are cut under the lip as found, without the reader's holder check: the
     # check changes about one renderer frame in 600, and the committed weights were
     # trained without it (retrained with it, the accept level fell from 0.326 to 0.221
-    # and fresh frames of seed 3900000 named 2 wrong against 1; docs/vision.md).
-    ball = find_ball(frame, holder_check=False)
+    # and fresh frames of seed 3900000 named 2 wrong against 1; docs/vision.md), nor
+    # the reader's second look for a lip in colour (added after these weights).
+    ball = find_ball(frame, holder_check=False, colour_lip=False)
     if ball is None:
         return gl, asp, lab
     text = str(scene.number)
