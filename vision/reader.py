@@ -20,8 +20,8 @@ import numpy as np
 from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model, second_weights
 from .colour import column_probabilities
-from .decode import (LETTER_UNSEEN, Grown, Guess, column_vector, combine, glyph_classes, grow, layouts,
-                     loop_needed, score_guesses, scores_with_hidden_eights)
+from .decode import (LETTER_UNSEEN, MISSING_LOOP, Grown, Guess, column_vector, combine, glyph_classes, grow,
+                     layouts, loop_needed, loops_filled, score_guesses, scores_with_hidden_eights)
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import FAINT, PrintFinder
@@ -241,10 +241,16 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, secon
         if model is None or i in checked or who[i] is None or len(checked) >= 3:
             break
         checked.add(i)
-        lowered = _lightened_away(i, grown_of(i)[1], glyph, colour)
+        g, by_first = grown_of(i)
+        # A loop that faint ink fills was a slit blur closed, not a loop: the
+        # number is charged for it as for any loop its class needs and lacks.
+        cap = glyph[i] * MISSING_LOOP ** loops_filled(i + 1, g)
+        lowered = _lightened_away(i, by_first, glyph, colour)
         if lowered is not None:
+            cap = min(cap, lowered)
+        if cap < glyph[i]:
             glyph = glyph.copy()
-            glyph[i] = min(glyph[i], lowered)
+            glyph[i] = cap
     hidden = scores_with_hidden_eights(i + 1, who[i]) if model is not None and who[i] is not None else None
     floor = 0.0
     if hidden is not None:
