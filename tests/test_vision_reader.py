@@ -497,6 +497,28 @@ def test_a_loop_faint_ink_fills_is_no_loop(reader):
     assert loops_filled(8, grow(eight, tuple(level for level, _share in FAINT_CHECKS))) == 1
     assert reader.read(frame).ball in ("B3", None)
 
+
+# A 7 whose bar glare broke off at the corner: the bar and the stem, pale under a
+# highlight's glow, stack in one column and are joined (glyphs._merge_columns), and
+# both classifiers read a 1 with a long flag: named G51 at 0.9974 (fresh frame
+# 7700033:64, training fonts). A 1 joined from pieces may be a 7, so G51 and G57
+# share the posterior (decode.scores_with_hidden_strokes); a 1 in one piece does not.
+def test_a_one_joined_from_pieces_may_be_a_seven(reader):
+    import dataclasses
+    from vision.decode import scores_with_hidden_strokes
+    from vision.reader import best_reading
+    from vision.bench_wrong import frame_at
+    ball, frame = frame_at("7700033:64", "train")
+    assert ball == "G57"
+    _circle, guesses, cols = reader.raw(frame)
+    one = best_reading(guesses, cols).who[51 - 1]
+    assert one.layout.joined == (False, True)
+    shared = scores_with_hidden_strokes(51, one)
+    assert shared[57 - 1] == pytest.approx(one.scores[51 - 1]) and shared[57 - 1] > 100 * one.scores[57 - 1]
+    whole = dataclasses.replace(one, layout=dataclasses.replace(one.layout, joined=(False, False)))
+    assert scores_with_hidden_strokes(51, whole) is None
+    assert reader.read(frame).ball in ("G57", None)
+
 # A brown lip as bright as the blue disc above it, found by its colour only (vision.locate):
 # the 3 under it lost its lower half, and what was left read as a 2 (calibration frame
 # 507925:32). Only the B's open loops held B2 down (first evidence 0.26); with the letter

@@ -260,7 +260,7 @@ def loops_filled(number: int, grown: Grown) -> int:
 # Share of the rows where an 8's upper-left and lower-left strokes would cross that a
 # highlight must reach in each half before a 3 there may be an 8.
 HIDDEN_ROWS = 0.8
-_THREE, _EIGHT = CLASSES.index("3"), CLASSES.index("8")
+_EIGHT, _SEVEN = CLASSES.index("8"), CLASSES.index("7")
 
 
 def _eight_hidden(spots: np.ndarray, box) -> bool:
@@ -274,26 +274,34 @@ def _eight_hidden(spots: np.ndarray, box) -> bool:
     return all(half.size > 0 and half.any(axis=1).mean() >= HIDDEN_ROWS for half in halves)
 
 
-def scores_with_hidden_eights(number: int, guess: Guess) -> np.ndarray | None:
-    """(75,) scores under the guess with each 3 of number whose 8-half a saturated
-    highlight or its glow (Print.glare_halo) hides as likely an 8 as a 3 (a G58
-    under a highlight shows a clean G53, and no faint ink is left to grow back);
-    None when no 3 is hidden. The
-    8's number counts only as far as the letter and the colour allow it: a
-    hidden 8 makes neither N80 nor, under a clear N, N48."""
+def scores_with_hidden_strokes(number: int, guess: Guess) -> np.ndarray | None:
+    """(75,) scores under the guess with each digit of number that may be another
+    digit missing strokes counted as likely that digit too; None when none may be:
+    - a 3 whose 8-half a saturated highlight or its glow (Print.glare_halo) hides
+      (a G58 under a highlight shows a clean G53, and no faint ink is left to grow back);
+    - a 1 joined from pieces stacked in its column (Layout.joined): a 7 whose bar
+      glare broke off at the corner is a 1 with a long flag (G57 read G51 at 0.9974,
+      the stem pale under a highlight's glow, fresh frame 7700033:64).
+    The other digit's number counts only as far as the letter and the colour allow
+    it: a hidden 8 makes neither N80 nor, under a clear N, N48."""
     digits, lay = str(number), guess.layout
-    if "3" not in digits or len(lay.digits) != len(digits):
+    if len(lay.digits) != len(digits):
         return None
-    spots = guess.print_.glare_halo
-    if not spots.any():
-        return None
-    spots = upright_mask(spots, lay.angle_deg)
     probs = guess.probs.copy()
     first = len(lay.boxes) - len(digits)
+    spots = None
     hidden = False
     for k, (digit, box) in enumerate(zip(digits, lay.boxes[first:])):
-        if digit == "3" and _eight_hidden(spots, box):
-            probs[first + k, _EIGHT] = max(probs[first + k, _EIGHT], probs[first + k, _THREE])
+        if digit == "1" and k < len(lay.joined) and lay.joined[k]:
+            other = _SEVEN
+        elif digit == "3":
+            if spots is None:
+                spots = upright_mask(guess.print_.glare_halo, lay.angle_deg)
+            other = _EIGHT if _eight_hidden(spots, box) else None
+        else:
+            other = None
+        if other is not None:
+            probs[first + k, other] = max(probs[first + k, other], probs[first + k, CLASSES.index(digit)])
             hidden = True
     return _layout_scores(lay, probs) if hidden else None
 

@@ -53,6 +53,7 @@ class Layout:
     narrow_at_edge: int = -1   # digit (0 tens, 1 ones) under NARROW_AT_EDGE of the other's width,
                                # touching the unseen part: unless it is a 1, it lost a side
     foot_unseen: tuple[bool, ...] = ()  # per digit: its foot may be hidden (_foot_unseen, _under_unseen)
+    joined: tuple[bool, ...] = ()       # per digit: joined from pieces stacked in its column (_merge_columns)
 
     @property
     def open_loops(self) -> list[bool]:
@@ -351,7 +352,7 @@ def parse(strength: np.ndarray, mask: np.ndarray, angle_deg: float,
         unseen_beside = "".join(side for side in "lr" if side in unseen_beside + beside)
     return Layout(angle_deg, let_img, [b[0] for b in dig], let_h, float(tall), underline, boxes, aspects,
                   holes, truncated, clipped, unseen_beside, short_digit, short_at_edge, narrow_at_edge,
-                  foot_unseen)
+                  foot_unseen, tuple(isinstance(d, _Blob) and d.label < 0 for d in digits))
 
 
 def grown_glyphs(strength: np.ndarray, mask: np.ndarray, faints: list[np.ndarray],

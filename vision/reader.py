@@ -21,7 +21,7 @@ from .balls import ball_name, letter_for
 from .classify import WEIGHTS, load_model, second_weights
 from .colour import column_probabilities
 from .decode import (LETTER_UNSEEN, MISSING_LOOP, Grown, Guess, column_vector, combine, glyph_classes, grow,
-                     layouts, loop_needed, loops_filled, score_guesses, scores_with_hidden_eights)
+                     layouts, loop_needed, loops_filled, score_guesses, scores_with_hidden_strokes)
 from .heap import keep_freed_memory
 from .locate import find_ball
 from .print_find import FAINT, PrintFinder
@@ -214,9 +214,10 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, secon
     then; up to three best numbers are checked. With the second classifier too,
     a best number that faint ink restores (_restored) takes the scores of its
     restored glyphs where higher: a stroke a highlight lightened does not leave
-    the reading unsure. Where a highlight may hide an 8 in a 3
-    of the best number (decode.scores_with_hidden_eights), the numbers with that
-    8 share the posterior; the best number stays the one read."""
+    the reading unsure. Where a digit of the best number may be another missing
+    strokes (an 8 a highlight hides in a 3, a 7 whose bar broke off in a 1:
+    decode.scores_with_hidden_strokes), the numbers with that digit share the
+    posterior; the best number stays the one read."""
     if not guesses:
         return None
     glyph, who = combine(guesses)
@@ -251,10 +252,10 @@ def best_reading(guesses: list[Guess], cols: dict[str, float], model=None, secon
         if cap < glyph[i]:
             glyph = glyph.copy()
             glyph[i] = cap
-    hidden = scores_with_hidden_eights(i + 1, who[i]) if model is not None and who[i] is not None else None
+    hidden = scores_with_hidden_strokes(i + 1, who[i]) if model is not None and who[i] is not None else None
     floor = 0.0
     if hidden is not None:
-        hidden[i] = 0.0           # the 3 itself keeps the score it was read with
+        hidden[i] = 0.0           # the number read keeps the score it was read with
         joint = np.maximum(glyph, hidden) * colour
         post = joint / joint.sum()
     elif model is not None and second is not None and who[i] is not None:
