@@ -479,7 +479,6 @@ def test_faint_ink_that_closes_a_loop_restores_no_reading(reader, where, truth, 
     assert ball != wrong and ball in (truth, None)
 
 
-
 # A blurred 3 with ball ends: the blur closed its upper notch into a loop, and both
 # classifiers took it for an 8 lacking one loop (0.43 and 0.40 after the x0.5 for it):
 # named B8 at 0.9974 (fresh frame 7700000:622, training fonts). Faint ink fills that
@@ -518,6 +517,7 @@ def test_a_one_joined_from_pieces_may_be_a_seven(reader):
     whole = dataclasses.replace(one, layout=dataclasses.replace(one.layout, joined=(False, False)))
     assert scores_with_hidden_strokes(51, whole) is None
     assert reader.read(frame).ball in ("G57", None)
+
 
 # A brown lip as bright as the blue disc above it, found by its colour only (vision.locate):
 # the 3 under it lost its lower half, and what was left read as a 2 (calibration frame

@@ -244,7 +244,6 @@ def grow(guess: Guess, levels: tuple[float, ...] = (FAINT,)) -> Grown:
                  [list(c[3]) for c in cuts])
 
 
-
 def loops_filled(number: int, grown: Grown) -> int:
     """Loops the number's glyphs need that faint ink at the first level fills: a
     loop of the mask with paler ink inside is a slit between strokes that blur
@@ -256,6 +255,7 @@ def loops_filled(number: int, grown: Grown) -> int:
         return 0
     return sum(max(0, min(was, int(_MIN_HOLES[c])) - now)
                for c, was, now, open_ in zip(classes, lay.holes, grown.holes[0], lay.open_loops) if not open_)
+
 
 # Share of the rows where an 8's upper-left and lower-left strokes would cross that a
 # highlight must reach in each half before a 3 there may be an 8.
