@@ -134,7 +134,7 @@ def _refine(v: np.ndarray, x: float, y: float, r: float, iterations: int = 3,
     colour: the same image in BGR, where a lip that brightness does not show is
     looked for again (_lip_edge)."""
     h, w = v.shape
-    # Blur only the window the rays can reach.
+    # Work in the window the rays can reach.
     m = 1.4 * r + 4
     x0, y0 = max(0, int(x - m)), max(0, int(y - m))
     x1, y1 = min(w, int(x + m) + 1), min(h, int(y + m) + 1)
